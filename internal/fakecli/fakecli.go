@@ -1,0 +1,177 @@
+// Package fakecli behaves like the Copilot CLI 1.0.102 where session locks are
+// concerned, so that tests and the REPL's demo exercise real processes, real
+// files and real flocks. It takes the session's operation lock, writes
+// inuse.<pid>.lock, about a millisecond later creates and flocks
+// inuse.<pid>.hold, releases the operation lock, and holds the .hold until it
+// exits. Built under the name "copilot" its argv looks like the CLI's.
+package fakecli
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Run is the fake CLI's main: it returns the exit code.
+//
+// It prints "ready <pid>" on stdout once the session is open, so that a
+// parent knows when the locks are in place, then waits: forever, or until
+// stdin closes with --exit-on-eof (removing its files, as a clean exit does).
+func Run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("copilot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stateDir := fs.String("state-dir", "", "session-state directory")
+	session := fs.String("session", "", "session id to open")
+	oldFormat := fs.Bool("old", false, "write only the .lock, as CLIs before the .hold did")
+	holdDelay := fs.Duration("hold-delay", time.Millisecond, "pause between writing the .lock and flocking the .hold")
+	noOpLock := fs.Bool("no-op-lock", false, "skip the session operation lock")
+	exitOnEOF := fs.Bool("exit-on-eof", false, "remove the locks and exit when stdin closes")
+	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
+	loopHold := fs.Duration("loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *stateDir == "" || *session == "" {
+		fmt.Fprintln(stderr, "copilot(fake): --state-dir and --session are required")
+		return 2
+	}
+	o := opener{stateDir: *stateDir, session: *session, old: *oldFormat, holdDelay: *holdDelay, opLock: !*noOpLock}
+	if *loop > 0 {
+		lost := 0
+		for i := 0; i < *loop; i++ {
+			s, err := o.open()
+			if err != nil {
+				fmt.Fprintln(stderr, "copilot(fake):", err)
+				return 1
+			}
+			time.Sleep(*loopHold)
+			if !s.intact() {
+				lost++
+			}
+			s.close()
+		}
+		fmt.Fprintf(stdout, "done %d lost %d\n", *loop, lost)
+		return 0
+	}
+	s, err := o.open()
+	if err != nil {
+		fmt.Fprintln(stderr, "copilot(fake):", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "ready %d\n", os.Getpid())
+	if f, ok := stdout.(*os.File); ok {
+		f.Sync()
+	}
+	if *exitOnEOF {
+		io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+		s.close()
+		return 0
+	}
+	select {}
+}
+
+type opener struct {
+	stateDir, session string
+	old               bool
+	holdDelay         time.Duration
+	opLock            bool
+}
+
+type openSession struct {
+	lockPath, holdPath string
+	hold               *os.File
+	lockInfo           os.FileInfo
+}
+
+func (o opener) open() (*openSession, error) {
+	dir := filepath.Join(o.stateDir, o.session)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if o.opLock {
+		release, err := lockOp(filepath.Join(o.stateDir, ".session-operation-locks", o.session+".lock"))
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	pid := strconv.Itoa(os.Getpid())
+	s := &openSession{
+		lockPath: filepath.Join(dir, "inuse."+pid+".lock"),
+		holdPath: filepath.Join(dir, "inuse."+pid+".hold"),
+	}
+	if err := os.WriteFile(s.lockPath, []byte(pid+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	s.lockInfo, _ = os.Stat(s.lockPath)
+	if o.old {
+		return s, nil
+	}
+	time.Sleep(o.holdDelay)
+	f, err := os.OpenFile(s.holdPath, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockExclusive(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("flock %s: %w", s.holdPath, err)
+	}
+	s.hold = f
+	return s, nil
+}
+
+// intact reports whether the .lock (and .hold) this session wrote are still there.
+func (s *openSession) intact() bool {
+	fi, err := os.Stat(s.lockPath)
+	if err != nil || !os.SameFile(fi, s.lockInfo) {
+		return false
+	}
+	if s.hold != nil {
+		hi, err := os.Stat(s.holdPath)
+		if err != nil {
+			return false
+		}
+		mine, err := s.hold.Stat()
+		if err != nil || !os.SameFile(hi, mine) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *openSession) close() {
+	os.Remove(s.lockPath)
+	if s.hold != nil {
+		os.Remove(s.holdPath)
+		s.hold.Close()
+	}
+}
+
+// lockOp takes the CLI's per-session operation lock, retrying every ~27 ms as
+// the real CLI does while someone else holds it.
+func lockOp(path string) (release func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := flockExclusive(f)
+		if err == nil {
+			return func() { unlock(f); f.Close() }, nil
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("operation lock %s still busy after 30s", path)
+		}
+		time.Sleep(27 * time.Millisecond)
+	}
+}

@@ -1,0 +1,116 @@
+package sessionlocks
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultSettle   = 5 * time.Second
+	DefaultCacheTTL = 3 * time.Second
+)
+
+// Options configure an Engine. The zero value of every field but StateDir is usable.
+type Options struct {
+	// StateDir is the session-state directory; see DefaultStateDir.
+	StateDir string
+	// Settle is how young a lock may be and still be mid-open: a holder whose
+	// lock is younger than this and whose process is alive is live "starting".
+	Settle time.Duration
+	// CacheTTL is how long a probe result is reused; 0 means DefaultCacheTTL,
+	// a negative value disables the cache.
+	CacheTTL time.Duration
+	// Logger receives debug logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now. Tests only.
+	Now func() time.Time
+}
+
+// Engine scans a state directory and judges its locks. It is safe for
+// concurrent use.
+type Engine struct {
+	dir    string
+	settle time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+	cache  *probeCache
+	dirs   *dirCache
+	locks  *keyedMutex // serialises this process's mutations per session
+}
+
+// DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
+func DefaultStateDir() (string, error) {
+	if h := os.Getenv("COPILOT_HOME"); h != "" {
+		return filepath.Join(h, "session-state"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".copilot", "session-state"), nil
+}
+
+// New returns an Engine for opts.StateDir, which need not exist yet.
+func New(opts Options) *Engine {
+	if opts.Settle <= 0 {
+		opts.Settle = DefaultSettle
+	}
+	switch {
+	case opts.CacheTTL == 0:
+		opts.CacheTTL = DefaultCacheTTL
+	case opts.CacheTTL < 0:
+		opts.CacheTTL = 0
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	dir := opts.StateDir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &Engine{
+		dir:    dir,
+		settle: opts.Settle,
+		log:    opts.Logger,
+		now:    opts.Now,
+		cache:  newProbeCache(opts.CacheTTL, opts.Now),
+		dirs:   newDirCache(),
+		locks:  newKeyedMutex(),
+	}
+}
+
+// StateDir is the absolute state directory.
+func (e *Engine) StateDir() string { return e.dir }
+
+// Settle is the settle window in force.
+func (e *Engine) Settle() time.Duration { return e.settle }
+
+// CacheStats returns the probe cache's counters.
+func (e *Engine) CacheStats() CacheStats { return e.cache.stats() }
+
+// InvalidateSession drops every cached fact about one session, so that the
+// next scan reads its directory and re-probes its holders.
+func (e *Engine) InvalidateSession(id string) {
+	e.dirs.drop(id)
+	e.cache.dropSession(id)
+}
+
+// InvalidatePID drops the cached verdicts of every lock naming pid.
+func (e *Engine) InvalidatePID(pid int) { e.cache.dropPID(pid) }
+
+// InvalidateAll empties every cache (after an event overflow, say).
+func (e *Engine) InvalidateAll() {
+	e.dirs.clear()
+	e.cache.clear()
+}
+
+// context is accepted by the scanning methods so that long scans can be
+// cancelled; it is checked between sessions.
+var _ context.Context

@@ -1,0 +1,214 @@
+// Package sessionlocks decides whether each GitHub Copilot CLI session is in
+// use, judging every inuse.<pid>.lock the CLI leaves in its session directory
+// by the strongest evidence the platform offers: the CLI's kernel lock on its
+// .hold file, then the identity and start time of the named process.
+//
+// The rule that outranks everything else in this package: a live session is
+// never judged stale and a live lock is never deleted. Where the evidence is
+// missing the verdict is Unknown, with a detail that says why, and Unknown
+// holders are never reclaimed.
+//
+// The package knows nothing of JSON-RPC; rpc/ maps these types onto the wire.
+package sessionlocks
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Verdict is the judgement on one lock holder.
+type Verdict string
+
+const (
+	// Live means a process that is (or is about to be) writing the session holds the lock.
+	Live Verdict = "live"
+	// Stale means the lock was left behind by a process that is gone.
+	Stale Verdict = "stale"
+	// Unknown means the evidence is missing; an unknown lock is never reclaimed automatically.
+	Unknown Verdict = "unknown"
+)
+
+// Reason names the rule that produced a verdict.
+type Reason string
+
+const (
+	ReasonHoldLocked     Reason = "hold-locked"     // live: the .hold file's flock is held
+	ReasonVerified       Reason = "verified"        // live: the process is the Copilot CLI and older than the lock
+	ReasonStarting       Reason = "starting"        // live: the lock is younger than the settle window and its process is alive
+	ReasonHoldReleased   Reason = "hold-released"   // stale: nobody holds the .hold file's flock any more
+	ReasonProcessExited  Reason = "process-exited"  // stale: no such process, or a zombie
+	ReasonPIDReused      Reason = "pid-reused"      // stale: the process started after the lock was written
+	ReasonPredatesBoot   Reason = "predates-boot"   // stale: the lock was written before the machine booted
+	ReasonUnverified     Reason = "unverified"      // unknown: alive, older than the lock, but not recognisably the CLI
+	ReasonUnprobeable    Reason = "unprobeable"     // unknown: the process or file could not be examined
+)
+
+// AllReasons lists every reason, in the order the rules are documented.
+var AllReasons = []Reason{
+	ReasonHoldLocked, ReasonVerified, ReasonStarting,
+	ReasonHoldReleased, ReasonProcessExited, ReasonPIDReused, ReasonPredatesBoot,
+	ReasonUnverified, ReasonUnprobeable,
+}
+
+// State summarises a session from its holders.
+type State string
+
+const (
+	StateFree    State = "free"    // no lock files at all
+	StateInUse   State = "inUse"   // at least one live holder
+	StateUnknown State = "unknown" // no live holder, at least one unknown
+	StateStale   State = "stale"   // only stale holders
+)
+
+// CanResume reports whether a session in this state may be resumed without
+// asking: only when nobody is, or might be, writing it.
+func (s State) CanResume() bool { return s == StateFree || s == StateStale }
+
+// Process is what the engine learned about the process a lock names.
+type Process struct {
+	// StartedAt is when the process started; zero when unknown.
+	StartedAt time.Time
+	// Command is the process's command line, arguments joined by spaces; empty when unreadable.
+	Command string
+	// Argv is the command line as the kernel reports it.
+	Argv []string
+	// UID is the process owner's user id, or -1 when unknown.
+	UID int
+}
+
+// Holder is one inuse.<pid>.lock (with its .hold, if present) and the verdict on it.
+type Holder struct {
+	SessionID string
+	PID       int
+	// LockFile is the absolute path of inuse.<pid>.lock. For an orphan .hold
+	// (a .hold whose .lock is gone) it is the path the .lock would have.
+	LockFile string
+	// HoldFile is the absolute path of inuse.<pid>.hold, or "" when there is none.
+	HoldFile string
+	Verdict  Verdict
+	Reason   Reason
+	// Detail is one sentence a person can read, saying why.
+	Detail string
+	// LockWrittenAt is the .lock's modification time (the .hold's for an orphan hold).
+	LockWrittenAt time.Time
+	// Process is nil when the process could not be examined or does not exist.
+	Process *Process
+	ProbedAt time.Time
+	// Cached is true when the verdict came from the probe cache.
+	Cached bool
+
+	// WriterVerified is true when the named process is alive, older than the
+	// lock and recognisably the Copilot CLI: only such a process may be signalled.
+	WriterVerified bool
+
+	lockID fileID // identity of the .lock when judged; zero if missing
+	holdID fileID // identity of the .hold when judged; zero if missing
+}
+
+// fileID identifies one version of a file so that a mutation can check the
+// file is still the one that was judged.
+type fileID struct {
+	dev, ino uint64
+	mtime    int64 // UnixNano
+	size     int64
+	mode     uint32 // file type bits only; 0 means "no file"
+}
+
+func (f fileID) exists() bool { return f.mode != 0 }
+
+// Session is one directory under the state dir and its holders.
+type Session struct {
+	ID         string
+	Dir        string
+	Name       string
+	CWD        string
+	Repository string
+	Branch     string
+	ClientName string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	State      State
+	Conflict   bool
+	Holders    []Holder
+}
+
+// ReclaimResult says what Reclaim removed, kept and failed to remove.
+type ReclaimResult struct {
+	Reclaimed []Holder
+	Kept      []Holder
+	Failed    []ReclaimFailure
+}
+
+// ReclaimFailure pairs a holder with the reason its files were not removed.
+type ReclaimFailure struct {
+	Holder Holder
+	Err    error
+}
+
+// ForceResult says what Force removed and which processes it terminated.
+type ForceResult struct {
+	Removed    []Holder
+	Terminated []int
+	Session    Session
+}
+
+// CacheStats are the probe cache's counters.
+type CacheStats struct {
+	TTL     time.Duration
+	Entries int
+	Hits    uint64
+	Misses  uint64
+}
+
+// Sentinel errors; test with errors.Is.
+var (
+	// ErrInvalidID means a session id is not a safe single path component.
+	ErrInvalidID = errors.New("invalid session id")
+	// ErrNotFound means no session directory has that id.
+	ErrNotFound = errors.New("session not found")
+	// ErrStateDir means the state directory exists but cannot be read.
+	ErrStateDir = errors.New("state directory unreadable")
+	// ErrBusy means another process held the session's operation lock for too long.
+	ErrBusy = errors.New("session busy: its operation lock is held by another process")
+)
+
+// FileError is a failed file operation, with the path and the operation.
+type FileError struct {
+	Op   string // "remove", "open", "lock", "read", ...
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err) }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// IDError explains why a session id is invalid; it wraps ErrInvalidID.
+type IDError struct {
+	ID     string
+	Reason string
+}
+
+func (e *IDError) Error() string {
+	return fmt.Sprintf("invalid session id %q: %s", e.ID, e.Reason)
+}
+func (e *IDError) Unwrap() error { return ErrInvalidID }
+
+// NotFoundError names the session that was not found; it wraps ErrNotFound.
+type NotFoundError struct{ ID, Dir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("session %q not found in %s", e.ID, e.Dir)
+}
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// StateDirError wraps ErrStateDir with the path and the cause.
+type StateDirError struct {
+	Path string
+	Err  error
+}
+
+func (e *StateDirError) Error() string {
+	return fmt.Sprintf("state directory %s unreadable: %v", e.Path, e.Err)
+}
+func (e *StateDirError) Unwrap() []error { return []error{ErrStateDir, e.Err} }

@@ -49,14 +49,14 @@ func ProcessStart(pid int) (time.Time, error) { return time.Time{}, errors.New("
 type probeCache struct{}
 
 func newProbeCache(ttl time.Duration, now func() time.Time) *probeCache { return &probeCache{} }
-func (c *probeCache) stats() CacheStats                               { return CacheStats{} }
-func (c *probeCache) dropSession(id string)                           {}
-func (c *probeCache) dropPID(pid int)                                 {}
-func (c *probeCache) clear()                                          {}
+func (c *probeCache) stats() CacheStats                                 { return CacheStats{} }
+func (c *probeCache) dropSession(id string)                             {}
+func (c *probeCache) dropPID(pid int)                                   {}
+func (c *probeCache) clear()                                            {}
 
 type dirCache struct{}
 
-func newDirCache() *dirCache      { return &dirCache{} }
+func newDirCache() *dirCache       { return &dirCache{} }
 func (c *dirCache) drop(id string) {}
 func (c *dirCache) clear()         {}
 

@@ -33,15 +33,15 @@ const (
 type Reason string
 
 const (
-	ReasonHoldLocked     Reason = "hold-locked"     // live: the .hold file's flock is held
-	ReasonVerified       Reason = "verified"        // live: the process is the Copilot CLI and older than the lock
-	ReasonStarting       Reason = "starting"        // live: the lock is younger than the settle window and its process is alive
-	ReasonHoldReleased   Reason = "hold-released"   // stale: nobody holds the .hold file's flock any more
-	ReasonProcessExited  Reason = "process-exited"  // stale: no such process, or a zombie
-	ReasonPIDReused      Reason = "pid-reused"      // stale: the process started after the lock was written
-	ReasonPredatesBoot   Reason = "predates-boot"   // stale: the lock was written before the machine booted
-	ReasonUnverified     Reason = "unverified"      // unknown: alive, older than the lock, but not recognisably the CLI
-	ReasonUnprobeable    Reason = "unprobeable"     // unknown: the process or file could not be examined
+	ReasonHoldLocked    Reason = "hold-locked"    // live: the .hold file's flock is held
+	ReasonVerified      Reason = "verified"       // live: the process is the Copilot CLI and older than the lock
+	ReasonStarting      Reason = "starting"       // live: the lock is younger than the settle window and its process is alive
+	ReasonHoldReleased  Reason = "hold-released"  // stale: nobody holds the .hold file's flock any more
+	ReasonProcessExited Reason = "process-exited" // stale: no such process, or a zombie
+	ReasonPIDReused     Reason = "pid-reused"     // stale: the process started after the lock was written
+	ReasonPredatesBoot  Reason = "predates-boot"  // stale: the lock was written before the machine booted
+	ReasonUnverified    Reason = "unverified"     // unknown: alive, older than the lock, but not recognisably the CLI
+	ReasonUnprobeable   Reason = "unprobeable"    // unknown: the process or file could not be examined
 )
 
 // AllReasons lists every reason, in the order the rules are documented.
@@ -93,7 +93,7 @@ type Holder struct {
 	// LockWrittenAt is the .lock's modification time (the .hold's for an orphan hold).
 	LockWrittenAt time.Time
 	// Process is nil when the process could not be examined or does not exist.
-	Process *Process
+	Process  *Process
 	ProbedAt time.Time
 	// Cached is true when the verdict came from the probe cache.
 	Cached bool

@@ -102,6 +102,8 @@ type Holder struct {
 	// lock and recognisably the Copilot CLI: only such a process may be signalled.
 	WriterVerified bool
 
+	holdFree bool // the last probe found the .hold unlocked: only then may it be deleted
+
 	lockID fileID // identity of the .lock when judged; zero if missing
 	holdID fileID // identity of the .hold when judged; zero if missing
 }

@@ -1,0 +1,206 @@
+package sessionlocks
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// probeKey identifies one judged lock: the same path, the same file version
+// and the same pid. A CLI reusing the path rewrites the file (new mtime), and
+// a .hold appearing or being replaced changes the key too, so a cached
+// verdict is never applied to different evidence.
+type probeKey struct {
+	path  string
+	mtime int64
+	pid   int
+	hold  fileID
+}
+
+type probeEntry struct {
+	h       Holder
+	expires time.Time
+}
+
+// probeCache keeps verdicts for a TTL. It is what makes a listing of
+// thousands of sessions cheap; decisions (canResume, reclaim, force) bypass it.
+type probeCache struct {
+	ttl  time.Duration
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[probeKey]probeEntry
+	puts int
+
+	hits, misses atomic.Uint64
+}
+
+func newProbeCache(ttl time.Duration, now func() time.Time) *probeCache {
+	return &probeCache{ttl: ttl, now: now, m: make(map[probeKey]probeEntry)}
+}
+
+func (c *probeCache) get(k probeKey) (Holder, bool) {
+	if c.ttl <= 0 {
+		c.misses.Add(1)
+		return Holder{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok || !c.now().Before(e.expires) {
+		c.misses.Add(1)
+		return Holder{}, false
+	}
+	c.hits.Add(1)
+	h := e.h
+	h.Cached = true
+	return h, true
+}
+
+func (c *probeCache) put(k probeKey, h Holder) {
+	if c.ttl <= 0 {
+		return
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[k] = probeEntry{h: h, expires: now.Add(c.ttl)}
+	// Sweep expired entries now and then, so locks that vanished do not
+	// accumulate; amortised over many puts it costs nothing per put.
+	if c.puts++; c.puts >= 1024 && c.puts >= len(c.m) {
+		c.puts = 0
+		for k, e := range c.m {
+			if !now.Before(e.expires) {
+				delete(c.m, k)
+			}
+		}
+	}
+}
+
+func (c *probeCache) dropWhere(f func(Holder) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.m {
+		if f(e.h) {
+			delete(c.m, k)
+		}
+	}
+}
+
+func (c *probeCache) dropSession(id string) { c.dropWhere(func(h Holder) bool { return h.SessionID == id }) }
+func (c *probeCache) dropPID(pid int)       { c.dropWhere(func(h Holder) bool { return h.PID == pid }) }
+
+func (c *probeCache) clear() {
+	c.mu.Lock()
+	c.m = make(map[probeKey]probeEntry)
+	c.mu.Unlock()
+}
+
+func (c *probeCache) stats() CacheStats {
+	c.mu.Lock()
+	n := len(c.m)
+	c.mu.Unlock()
+	return CacheStats{TTL: c.ttl, Entries: n, Hits: c.hits.Load(), Misses: c.misses.Load()}
+}
+
+// dirCache remembers what each session directory held, keyed by the
+// directory's own identity (inode and mtime): creating or removing a lock
+// changes the directory's mtime, so an unchanged directory need not be read
+// again. A directory modified within racyWindow of being read is not trusted,
+// because file-system timestamps are coarse (a jiffy, or 2 s on FAT) and a
+// second change in the same tick would leave the mtime as it was.
+type dirCache struct {
+	mu sync.Mutex
+	m  map[string]dirSnapshot
+}
+
+const racyWindow = 2 * time.Second
+
+type dirSnapshot struct {
+	dir    fileID
+	readAt time.Time
+	names  []string // inuse.* names, sorted
+	meta   metadata
+	metaID fileID // workspace.yaml as parsed; zero if absent
+	metaAt time.Time
+}
+
+func newDirCache() *dirCache { return &dirCache{m: make(map[string]dirSnapshot)} }
+
+// lookup returns the snapshot for id if the directory is still dir and the
+// snapshot was taken safely after the directory's last change.
+func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
+	c.mu.Lock()
+	s, ok := c.m[id]
+	c.mu.Unlock()
+	if !ok || s.dir != dir {
+		return dirSnapshot{}, false
+	}
+	if s.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
+		return dirSnapshot{}, false
+	}
+	return s, true
+}
+
+func (c *dirCache) store(id string, s dirSnapshot) {
+	c.mu.Lock()
+	c.m[id] = s
+	c.mu.Unlock()
+}
+
+func (c *dirCache) drop(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+func (c *dirCache) clear() {
+	c.mu.Lock()
+	c.m = make(map[string]dirSnapshot)
+	c.mu.Unlock()
+}
+
+// prune forgets sessions that are no longer in the state dir.
+func (c *dirCache) prune(keep map[string]struct{}) {
+	c.mu.Lock()
+	for id := range c.m {
+		if _, ok := keep[id]; !ok {
+			delete(c.m, id)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// keyedMutex serialises this process's mutations of one session. Other
+// processes (a second sidecar, the CLI) are kept out by the CLI's own
+// operation lock; this only stops two requests here from racing each other.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func newKeyedMutex() *keyedMutex { return &keyedMutex{m: make(map[string]*keyedEntry)} }
+
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	e := k.m[key]
+	if e == nil {
+		e = &keyedEntry{}
+		k.m[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+}

@@ -1,0 +1,75 @@
+package sessionlocks
+
+import (
+	"errors"
+	"os"
+	"time"
+)
+
+// This file holds the portable half of the platform layer. Each OS supplies,
+// in its own file:
+//
+//	readProc(pid int) procInfo             what the kernel says about a pid
+//	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
+//	probeHold(path string) (holdProbe)     whether someone holds the .hold file's lock
+//	fileIDOf(fi os.FileInfo) fileID        identity of a file for "is it still the one judged"
+//	removeInDir(dir, name, want) error     unlink a regular file only if it is still want
+//	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)
+//	unlockFile(f *os.File)
+//	terminate(pid int) error               ask a process to exit (SIGTERM)
+//	openNoFollow(path string) (*os.File, error)  open for reading, never through a link, never blocking
+
+// procState is whether a process exists.
+type procState int
+
+const (
+	procUnknown procState = iota // could not tell (see procInfo.err)
+	procAlive
+	procGone
+	procZombie // exited, not yet reaped: kill(pid, 0) still succeeds on it
+)
+
+// procInfo is what the platform learned about a pid. Fields the platform
+// could not read are zero (argv nil, start zero, uid and ppid -1) and err says why.
+type procInfo struct {
+	state procState
+	start time.Time
+	argv  []string
+	uid   int
+	ppid  int
+	err   error
+}
+
+// holdProbe is the result of testing a .hold file's lock.
+type holdProbe struct {
+	held bool
+	id   fileID // the file probed (its identity, from the open descriptor)
+	err  error  // the probe could not be made; held is meaningless
+}
+
+// errNotRegular is returned for lock files that are links, FIFOs, devices or
+// directories: they are never opened, and never deleted.
+var errNotRegular = errors.New("not a regular file")
+
+// errChanged means a file was replaced or rewritten after it was judged.
+var errChanged = errors.New("file changed since it was judged; left alone")
+
+// errLockBusy means a non-blocking lock attempt found the lock held.
+var errLockBusy = errors.New("lock is held by another process")
+
+// fileTypeBits keeps only the type bits of a mode, the part of identity that
+// says "regular file" vs "FIFO".
+func fileTypeBits(m os.FileMode) uint32 {
+	t := uint32(m.Type())
+	if t == 0 {
+		return 1 // regular: non-zero so that fileID.exists() holds
+	}
+	return t
+}
+
+func isRegular(id fileID) bool { return id.mode == 1 }
+
+// startTolerance absorbs the granularity of process start times (clock ticks
+// on Linux, microseconds elsewhere) and of file timestamps, so that a CLI that
+// writes its lock in the same instant it starts is never called a reused pid.
+const startTolerance = time.Second

@@ -1,0 +1,158 @@
+//go:build unix
+
+package sessionlocks
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func fileIDOf(fi os.FileInfo) fileID {
+	id := fileID{mtime: fi.ModTime().UnixNano(), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	return id
+}
+
+func statToID(st *unix.Stat_t) fileID {
+	id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size}
+	sec, nsec := st.Mtim.Unix()
+	id.mtime = sec*1e9 + nsec
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		id.mode = 1
+	case unix.S_IFDIR:
+		id.mode = uint32(os.ModeDir)
+	case unix.S_IFLNK:
+		id.mode = uint32(os.ModeSymlink)
+	case unix.S_IFIFO:
+		id.mode = uint32(os.ModeNamedPipe)
+	case unix.S_IFSOCK:
+		id.mode = uint32(os.ModeSocket)
+	default:
+		id.mode = uint32(os.ModeDevice)
+	}
+	return id
+}
+
+// openNoFollow opens a file for reading without following a final symlink and
+// without blocking (a FIFO would otherwise wait for a writer), then makes sure
+// it is a regular file.
+func openNoFollow(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			return nil, errNotRegular
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, errNotRegular
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// probeHold asks whether anyone holds an exclusive flock on path, without
+// taking it from them: a shared, non-blocking flock on a fresh read-only
+// descriptor fails with EWOULDBLOCK exactly when an exclusive lock is held,
+// and when it succeeds it is released at once. The descriptor is never the
+// CLI's, so the probe cannot disturb the holder's lock.
+func probeHold(path string) holdProbe {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			err = errNotRegular
+		}
+		return holdProbe{err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return holdProbe{err: err}
+	}
+	id := statToID(&st)
+	if !isRegular(id) {
+		return holdProbe{id: id, err: errNotRegular}
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	switch err {
+	case nil:
+		unix.Flock(fd, unix.LOCK_UN)
+		return holdProbe{held: false, id: id}
+	case unix.EWOULDBLOCK:
+		return holdProbe{held: true, id: id}
+	default:
+		return holdProbe{id: id, err: err}
+	}
+}
+
+// removeInDir unlinks dir/name only if it is still the regular file want. The
+// directory is opened without following links and the name resolved relative
+// to it, so a session directory swapped for a symlink cannot redirect the
+// unlink elsewhere.
+func removeInDir(dir, name string, want fileID) error {
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(dfd)
+	path := filepath.Join(dir, name)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	got := statToID(&st)
+	if !isRegular(got) {
+		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
+	}
+	if got != want {
+		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
+	}
+	if err := unix.Unlinkat(dfd, name, 0); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+func tryLock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			if err == unix.EWOULDBLOCK {
+				return errLockBusy
+			}
+			return err
+		}
+	}
+}
+
+func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+func terminate(pid int) error { return unix.Kill(pid, unix.SIGTERM) }
+
+// signalZero is kill(pid, 0): nil or EPERM mean a process (maybe a zombie) has the pid.
+func signalZero(pid int) error { return unix.Kill(pid, 0) }
+
+
+// openLockFile opens (creating if needed) an operation lock file, never
+// through a symlink.
+func openLockFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+}
+
+func isNoSuchProcess(err error) bool { return err == unix.ESRCH }

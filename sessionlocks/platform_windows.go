@@ -1,0 +1,106 @@
+package sessionlocks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
+)
+
+// Windows has no inode in os.FileInfo; a file's identity is its type, size
+// and modification time, which is what a rewrite or replacement changes.
+func fileIDOf(fi os.FileInfo) fileID {
+	return fileID{mtime: fi.ModTime().UnixNano(), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
+}
+
+// openNoFollow opens a regular file for reading; links (reparse points) and
+// anything that is not a disk file are refused.
+func openNoFollow(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return os.Open(path)
+}
+
+// probeHold opens the .hold with full sharing. A sharing violation means the
+// holder opened it exclusively; otherwise a shared LockFileEx that fails
+// immediately means the holder has it locked. A successful lock is released
+// at once.
+func probeHold(path string) holdProbe {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return holdProbe{err: err}
+	}
+	id := fileIDOf(fi)
+	if !fi.Mode().IsRegular() {
+		return holdProbe{id: id, err: errNotRegular}
+	}
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return holdProbe{err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		if errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
+			return holdProbe{held: true, id: id}
+		}
+		return holdProbe{id: id, err: err}
+	}
+	defer windows.CloseHandle(h)
+	ol := new(windows.Overlapped)
+	err = windows.LockFileEx(h, windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	switch {
+	case err == nil:
+		windows.UnlockFileEx(h, 0, 1, 0, ol)
+		return holdProbe{held: false, id: id}
+	case errors.Is(err, windows.ERROR_LOCK_VIOLATION):
+		return holdProbe{held: true, id: id}
+	}
+	return holdProbe{id: id, err: err}
+}
+
+func removeInDir(dir, name string, want fileID) error {
+	path := filepath.Join(dir, name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
+	}
+	if fileIDOf(fi) != want {
+		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
+	}
+	return os.Remove(path)
+}
+
+func openLockFile(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+}
+
+func tryLock(f *os.File) error {
+	ol := new(windows.Overlapped)
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return errLockBusy
+	}
+	return err
+}
+
+func unlockFile(f *os.File) {
+	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
+}
+
+// terminate is not offered on Windows: there is no SIGTERM, and
+// TerminateProcess would kill the CLI without letting it save its session.
+func terminate(pid int) error { return errors.ErrUnsupported }

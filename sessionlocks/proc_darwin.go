@@ -1,0 +1,84 @@
+package sessionlocks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On macOS the kernel answers through sysctl: kern.proc.pid gives the state,
+// parent, owner and start time (wall clock, microseconds), kern.procargs2
+// the command line.
+
+const szomb = 5 // SZOMB in <sys/proc.h>
+
+func readProc(pid int) procInfo {
+	info := procInfo{uid: -1, ppid: -1}
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil || kp.Proc.P_pid != int32(pid) {
+		// A pid with no process answers with an empty record.
+		switch signalZero(pid) {
+		case unix.ESRCH:
+			info.state = procGone
+			return info
+		case nil, unix.EPERM:
+			info.err = fmt.Errorf("pid %d exists but sysctl kern.proc.pid failed: %v", pid, err)
+			return info
+		}
+		info.err = fmt.Errorf("sysctl kern.proc.pid %d: %v", pid, err)
+		return info
+	}
+	info.start = time.Unix(kp.Proc.P_starttime.Unix())
+	info.ppid = int(kp.Eproc.Ppid)
+	info.uid = int(kp.Eproc.Ucred.Uid)
+	if kp.Proc.P_stat == szomb {
+		info.state = procZombie
+		return info
+	}
+	info.state = procAlive
+	raw, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil {
+		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
+		return info
+	}
+	info.argv = parseProcargs2(raw)
+	return info
+}
+
+// parseProcargs2 decodes kern.procargs2: argc (int32), the executable path,
+// NUL padding, then argc NUL-terminated arguments (then the environment,
+// which is not read).
+func parseProcargs2(b []byte) []string {
+	if len(b) < 4 {
+		return nil
+	}
+	argc := int(binary.LittleEndian.Uint32(b))
+	b = b[4:]
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return nil
+	}
+	b = bytes.TrimLeft(b[i:], "\x00")
+	argv := make([]string, 0, argc)
+	for len(argv) < argc && len(b) > 0 {
+		j := bytes.IndexByte(b, 0)
+		if j < 0 {
+			argv = append(argv, string(b))
+			break
+		}
+		argv = append(argv, string(b[:j]))
+		b = b[j+1:]
+	}
+	return argv
+}
+
+func bootTime() (time.Time, error) {
+	tv, err := unix.SysctlTimeval("kern.boottime")
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(tv.Unix()), nil
+}

@@ -1,0 +1,152 @@
+package sessionlocks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux the kernel's own accounts are read from /proc directly: one small
+// read per file, no ps, no gopsutil (which parses more than we need and is
+// several times slower per process).
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime. The kernel
+// ABI fixes it at 100 on every architecture Go supports.
+const clockTicks = 100
+
+var procBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
+
+// readSmall reads up to len(buf) bytes of a /proc file with raw syscalls.
+func readSmall(path string, buf []byte) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func readProc(pid int) procInfo {
+	info := procInfo{uid: -1, ppid: -1}
+	bp := procBufs.Get().(*[]byte)
+	defer procBufs.Put(bp)
+	buf := *bp
+
+	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ESRCH {
+			// /proc may hide other users' processes (hidepid): ask the
+			// kernel directly before calling the process gone.
+			switch signalZero(pid) {
+			case unix.ESRCH:
+				info.state = procGone
+				return info
+			case nil, unix.EPERM:
+				info.err = fmt.Errorf("pid %d exists but /proc hides it (hidepid?)", pid)
+				return info
+			}
+		}
+		info.err = fmt.Errorf("reading /proc/%d/stat: %w", pid, err)
+		return info
+	}
+	state, ppid, startTicks, err := parseStat(buf[:n])
+	if err != nil {
+		info.err = fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return info
+	}
+	info.ppid = ppid
+	if boot, err := bootTime(); err == nil {
+		info.start = boot.Add(time.Duration(startTicks) * (time.Second / clockTicks))
+	}
+	switch state {
+	case 'Z', 'X', 'x':
+		info.state = procZombie
+		return info
+	}
+	info.state = procAlive
+
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(pid), &st); err == nil {
+		info.uid = int(st.Uid)
+	}
+	n, err = readSmall("/proc/"+strconv.Itoa(pid)+"/cmdline", buf)
+	if err != nil {
+		info.err = fmt.Errorf("reading /proc/%d/cmdline: %w", pid, err)
+		return info
+	}
+	info.argv = splitArgv(buf[:n])
+	return info
+}
+
+// parseStat reads state, ppid and starttime from /proc/<pid>/stat. The comm
+// field may hold spaces and parentheses, so fields are counted from the last ')'.
+func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, 0, errors.New("malformed")
+	}
+	fields := bytes.Fields(b[i+2:])
+	// After comm: state(3) ppid(4) ... starttime(22): index 0 and 1 and 19.
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return 0, 0, 0, errors.New("malformed")
+	}
+	state = fields[0][0]
+	p, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return 0, 0, 0, errors.New("malformed ppid")
+	}
+	start, err = strconv.ParseUint(string(fields[19]), 10, 64)
+	if err != nil {
+		return 0, 0, 0, errors.New("malformed starttime")
+	}
+	return state, p, start, nil
+}
+
+// splitArgv splits a NUL-separated command line. A process that rewrote its
+// argv into one space-separated string is returned as that one string.
+func splitArgv(b []byte) []string {
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil
+	}
+	parts := bytes.Split(b, []byte{0})
+	argv := make([]string, len(parts))
+	for i, p := range parts {
+		argv[i] = string(p)
+	}
+	return argv
+}
+
+// bootTime is the instant the machine booted on today's wall clock:
+// CLOCK_REALTIME minus CLOCK_BOOTTIME, to the nanosecond, rather than
+// /proc/stat's whole-second btime. Process start times are offsets from it
+// (CLOCK_BOOTTIME counts suspend too, as /proc/<pid>/stat does).
+func bootTime() (time.Time, error) {
+	var rt, bt unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
+		return time.Time{}, err
+	}
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &bt); err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(rt.Unix()).Add(-time.Duration(bt.Nano())), nil
+}

@@ -1,0 +1,55 @@
+package sessionlocks
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/process"
+	"golang.org/x/sys/windows"
+)
+
+// On Windows the process handle answers whether the pid runs and when it
+// started; the command line comes from gopsutil, which reads it from the
+// process's PEB (there is no simpler documented call).
+
+const stillActive = 259 // STILL_ACTIVE
+
+func readProc(pid int) procInfo {
+	info := procInfo{uid: -1, ppid: -1}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+			info.state = procGone
+			return info
+		}
+		info.err = fmt.Errorf("OpenProcess %d: %w", pid, err)
+		return info
+	}
+	defer windows.CloseHandle(h)
+	var creation, exit, kernel, user windows.Filetime
+	if err := windows.GetProcessTimes(h, &creation, &exit, &kernel, &user); err == nil {
+		info.start = time.Unix(0, creation.Nanoseconds())
+	}
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err == nil && code != stillActive {
+		info.state = procZombie // exited; a handle somewhere keeps the pid reserved
+		return info
+	}
+	info.state = procAlive
+	if p, err := process.NewProcess(int32(pid)); err == nil {
+		if argv, err := p.CmdlineSlice(); err == nil {
+			info.argv = argv
+		} else {
+			info.err = fmt.Errorf("reading the command line of pid %d: %w", pid, err)
+		}
+		if pp, err := p.Ppid(); err == nil {
+			info.ppid = int(pp)
+		}
+	}
+	return info
+}
+
+func bootTime() (time.Time, error) {
+	return time.Now().Add(-windows.DurationSinceBoot()), nil
+}

@@ -1,0 +1,331 @@
+package sessionlocks
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// List returns every session in the state dir, newest UpdatedAt first. A
+// missing state dir means no sessions, not an error. Probe results may come
+// from the cache (Holder.Cached).
+func (e *Engine) List(ctx context.Context) ([]Session, error) {
+	ids, err := e.sessionIDs()
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.scanMany(ctx, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[string]struct{}, len(ids))
+	for _, id := range ids {
+		keep[id] = struct{}{}
+	}
+	e.dirs.prune(keep)
+	sortSessions(out)
+	return out, nil
+}
+
+// Sessions returns the named sessions in the order given, using the cache like
+// List. An invalid id gives an *IDError, a missing one a *NotFoundError.
+func (e *Engine) Sessions(ctx context.Context, ids []string) ([]Session, error) {
+	for _, id := range ids {
+		if err := ValidateID(id); err != nil {
+			return nil, err
+		}
+	}
+	return e.scanMany(ctx, ids, false)
+}
+
+// Session reads one session with every holder probed afresh (never from the
+// cache), as a decision such as canResume needs.
+func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
+	if err := ValidateID(id); err != nil {
+		return Session{}, err
+	}
+	s, err := e.scanSession(id, false)
+	if err == nil && s == nil {
+		err = &NotFoundError{ID: id, Dir: e.dir}
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return *s, nil
+}
+
+// sessionIDs lists the state dir's session directories. Entries that are
+// not valid ids (".session-operation-locks", stray files) or are symlinks
+// are not sessions.
+func (e *Engine) sessionIDs() ([]string, error) {
+	f, err := os.Open(e.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &StateDirError{Path: e.dir, Err: err}
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, &StateDirError{Path: e.dir, Err: err}
+	}
+	ids := make([]string, 0, len(ents))
+	for _, de := range ents {
+		name := de.Name()
+		if name[0] == '.' || ValidateID(name) != nil {
+			continue
+		}
+		t := de.Type()
+		if t.IsDir() || t == fs.ModeIrregular { // unknown d_type: the session scan lstats anyway
+			ids = append(ids, name)
+		}
+	}
+	return ids, nil
+}
+
+// scanMany scans sessions in parallel: cold scans spend their time in
+// syscalls and YAML, which spread over every core. With all=true, sessions
+// that vanished meanwhile are skipped; otherwise they are an error.
+func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
+	res := make([]*Session, len(ids))
+	errs := make([]error, len(ids))
+	workers := min(runtime.GOMAXPROCS(0)*2, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) || ctx.Err() != nil {
+					return
+				}
+				res[i], errs[i] = e.scanSession(ids[i], true)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Session, 0, len(ids))
+	for i, s := range res {
+		if errs[i] != nil {
+			if all && !errors.Is(errs[i], ErrStateDir) {
+				e.log.Debug("session skipped", "id", ids[i], "err", errs[i])
+				continue
+			}
+			return nil, errs[i]
+		}
+		if s == nil {
+			if all {
+				continue
+			}
+			return nil, &NotFoundError{ID: ids[i], Dir: e.dir}
+		}
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+// scanSession reads one session directory and judges its holders. It
+// returns nil, nil when there is no such session directory. With cached
+// false, nothing is taken from a cache (results are still stored).
+func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
+	dir := filepath.Join(e.dir, id)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				return nil, &StateDirError{Path: e.dir, Err: serr}
+			}
+			return nil, nil
+		}
+		return nil, &FileError{Op: "lstat", Path: dir, Err: err}
+	}
+	if !fi.IsDir() { // a symlinked session directory is never followed
+		return nil, nil
+	}
+	dirID := fileIDOf(fi)
+	now := e.now()
+
+	snap, ok := dirSnapshot{}, false
+	if cached {
+		snap, ok = e.dirs.lookup(id, dirID)
+	}
+	if !ok {
+		snap, err = e.readSessionDir(dir, dirID, now)
+		if err != nil {
+			return nil, err
+		}
+	} else if now.Sub(snap.metaAt) >= e.cache.ttl {
+		// Metadata is not evidence about locks, but it should not go stale
+		// for long: workspace.yaml may be rewritten in place, which leaves
+		// the directory's mtime alone.
+		e.refreshMeta(dir, &snap, now)
+	}
+	e.dirs.store(id, snap)
+
+	s := &Session{ID: id, Dir: dir}
+	m := snap.meta
+	s.Name, s.CWD, s.Repository, s.Branch, s.ClientName = m.Name, m.CWD, m.Repository, m.Branch, m.ClientName
+	s.CreatedAt, s.UpdatedAt = m.created, m.updated
+	if s.UpdatedAt.IsZero() {
+		s.UpdatedAt = time.Unix(0, max(snap.metaID.mtime, dirID.mtime))
+	}
+	if s.Repository == "" && m.GitRoot != "" {
+		s.Repository = m.GitRoot
+	}
+
+	for _, r := range e.lockRefs(id, dir, snap.names) {
+		var h Holder
+		k := r.key()
+		if cached {
+			if c, ok := e.cache.get(k); ok {
+				s.Holders = append(s.Holders, c)
+				continue
+			}
+		}
+		h = e.judge(r, e.now())
+		e.cache.put(k, h)
+		s.Holders = append(s.Holders, h)
+	}
+	summarise(s)
+	return s, nil
+}
+
+// readSessionDir lists a session directory afresh.
+func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time) (dirSnapshot, error) {
+	snap := dirSnapshot{dir: dirID, readAt: now, metaAt: now}
+	f, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return snap, nil
+		}
+		return snap, &FileError{Op: "open", Path: dir, Err: err}
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return snap, &FileError{Op: "read", Path: dir, Err: err}
+	}
+	hasMeta := false
+	for _, n := range names {
+		if _, _, ok := parseLockName(n); ok {
+			snap.names = append(snap.names, n)
+		} else if n == "workspace.yaml" {
+			hasMeta = true
+		}
+	}
+	sort.Strings(snap.names)
+	if hasMeta {
+		e.refreshMeta(dir, &snap, now)
+	}
+	return snap, nil
+}
+
+func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
+	snap.metaAt = now
+	path := filepath.Join(dir, "workspace.yaml")
+	if snap.metaID.exists() {
+		if fi, err := os.Lstat(path); err == nil && fileIDOf(fi) == snap.metaID {
+			return
+		}
+	}
+	m, id, err := readMetadata(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		e.log.Debug("workspace.yaml unreadable", "path", path, "err", err)
+	}
+	snap.meta, snap.metaID = m, id
+}
+
+// lockRefs pairs .lock and .hold files by pid and lstat's each: the
+// identity (inode, mtime) is part of the cache key and what a later removal
+// checks against. Names that vanished since the listing are dropped.
+func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
+	if len(names) == 0 {
+		return nil
+	}
+	byPID := map[int]*lockRef{}
+	var order []int
+	for _, n := range names {
+		pid, kind, ok := parseLockName(n)
+		if !ok {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(dir, n))
+		if err != nil {
+			continue
+		}
+		r := byPID[pid]
+		if r == nil {
+			r = &lockRef{sessionID: id, dir: dir, pid: pid}
+			byPID[pid] = r
+			order = append(order, pid)
+		}
+		if kind == "lock" {
+			r.lock = fileIDOf(fi)
+		} else {
+			r.hold = fileIDOf(fi)
+		}
+	}
+	slices.Sort(order)
+	refs := make([]lockRef, 0, len(order))
+	for _, pid := range order {
+		r := byPID[pid]
+		if r.hold.exists() && !isRegular(r.hold) && !r.lock.exists() {
+			continue // a non-file .hold alone is nothing the CLI made
+		}
+		if r.hold.exists() && !isRegular(r.hold) {
+			r.hold = fileID{}
+		}
+		refs = append(refs, *r)
+	}
+	return refs
+}
+
+// summarise derives a session's state from its holders: inUse if any is
+// live, else unknown if any is unknown, else stale if there are holders,
+// else free; conflict when two or more are live.
+func summarise(s *Session) {
+	live, unknown := 0, 0
+	for _, h := range s.Holders {
+		switch h.Verdict {
+		case Live:
+			live++
+		case Unknown:
+			unknown++
+		}
+	}
+	switch {
+	case live > 0:
+		s.State = StateInUse
+	case unknown > 0:
+		s.State = StateUnknown
+	case len(s.Holders) > 0:
+		s.State = StateStale
+	default:
+		s.State = StateFree
+	}
+	s.Conflict = live > 1
+}
+
+func sortSessions(ss []Session) {
+	slices.SortFunc(ss, func(a, b Session) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}

@@ -86,8 +86,10 @@ func (c *probeCache) dropWhere(f func(Holder) bool) {
 	}
 }
 
-func (c *probeCache) dropSession(id string) { c.dropWhere(func(h Holder) bool { return h.SessionID == id }) }
-func (c *probeCache) dropPID(pid int)       { c.dropWhere(func(h Holder) bool { return h.PID == pid }) }
+func (c *probeCache) dropSession(id string) {
+	c.dropWhere(func(h Holder) bool { return h.SessionID == id })
+}
+func (c *probeCache) dropPID(pid int) { c.dropWhere(func(h Holder) bool { return h.PID == pid }) }
 
 func (c *probeCache) clear() {
 	c.mu.Lock()

@@ -148,7 +148,6 @@ func terminate(pid int) error { return unix.Kill(pid, unix.SIGTERM) }
 // signalZero is kill(pid, 0): nil or EPERM mean a process (maybe a zombie) has the pid.
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
 
-
 // openLockFile opens (creating if needed) an operation lock file, never
 // through a symlink.
 func openLockFile(path string) (*os.File, error) {

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -21,7 +23,8 @@ import (
 //
 // It prints "ready <pid>" on stdout once the session is open, so that a
 // parent knows when the locks are in place, then waits: forever, or until
-// stdin closes with --exit-on-eof (removing its files, as a clean exit does).
+// stdin closes with --exit-on-eof, or until SIGTERM/SIGINT (removing its
+// files either way, as a clean exit does).
 func Run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("copilot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,7 +75,13 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		s.close()
 		return 0
 	}
-	select {}
+	// Wait for SIGTERM or SIGINT and exit as a polite CLI does, removing its
+	// files; SIGKILL leaves them behind, as with the real one.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	<-sig
+	s.close()
+	return 0
 }
 
 type opener struct {

@@ -1,0 +1,24 @@
+//go:build unix
+
+package repl
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Isolate puts a child in its own process group, so that Ctrl-C at the
+// terminal interrupts the REPL's call instead of killing the server (or the
+// demo's fake CLI) under it. The REPL ends its children itself.
+func Isolate(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+// redrawLine makes liner redraw its prompt and the line being typed. liner
+// has no call for this (peterh/liner#46), but it redraws both on SIGWINCH,
+// which it listens for while prompting.
+func redrawLine() { syscall.Kill(os.Getpid(), syscall.SIGWINCH) }

@@ -1,0 +1,486 @@
+// Package repl is `sessionlocks repl`: a JSON-RPC console that spawns
+// `sessionlocks serve` and drives it over the same pipes and framing the IDE
+// uses, so that a person debugging "why does the IDE say this session is in
+// use?" sees exactly what the IDE would see.
+package repl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/peterh/liner"
+)
+
+// Options configure Run.
+type Options struct {
+	// Serve is the command line of the server to spawn, e.g.
+	// [/path/to/sessionlocks serve --state-dir DIR].
+	Serve []string
+	// In, Out and Err are the REPL's streams. Interactive says In and Out are
+	// a terminal (line editing, completion, history); otherwise In is a
+	// script, one command a line, and the REPL exits at its end.
+	In          io.Reader
+	Out, Err    io.Writer
+	Interactive bool
+	// Color paints JSON and errors; the caller decides (terminal, NO_COLOR).
+	Color bool
+	// Trace starts with raw frames shown.
+	Trace bool
+	// HistoryFile is where interactive input is kept between runs; "" keeps none.
+	HistoryFile string
+	// Banner is printed once connected (the demo says what it set up).
+	Banner string
+}
+
+// IsTerminal reports whether f is a terminal (a console on Windows).
+func IsTerminal(f *os.File) bool { return isTerminal(f.Fd()) }
+
+const (
+	prompt         = "sessionlocks> "
+	continuePrompt = "... "
+)
+
+type repl struct {
+	o     Options
+	out   *printer
+	cl    *client
+	cat   *catalog
+	parse parser
+	line  *liner.State
+
+	trace, notes atomic.Bool
+
+	idsMu sync.Mutex
+	ids   []string // known session ids, newest first
+	dir   string   // the server's state dir
+
+	sigint     chan os.Signal
+	callMu     sync.Mutex
+	cancelCall context.CancelFunc // non-nil while a call is in flight
+}
+
+// handleInterrupts makes Ctrl-C cancel the call in flight. While a call runs
+// the terminal is in cooked mode, so Ctrl-C is a SIGINT to the REPL alone (its
+// children are in their own process group); at the prompt liner reads it as
+// a key and drops the line. Reading a script, an interrupt between calls
+// ends the REPL, which then cleans up: the returned channel says so.
+func (r *repl) handleInterrupts() <-chan struct{} {
+	r.sigint = make(chan os.Signal, 1)
+	signal.Notify(r.sigint, os.Interrupt)
+	quit := make(chan struct{})
+	go func() {
+		for range r.sigint {
+			r.callMu.Lock()
+			cancel := r.cancelCall
+			r.callMu.Unlock()
+			switch {
+			case cancel != nil:
+				cancel()
+			case !r.o.Interactive:
+				close(quit)
+				return
+			}
+		}
+	}()
+	return quit
+}
+
+// Run runs the REPL until .quit, end of input, the server's exit, or ctx's
+// end (the caller cancels it on SIGTERM and the like). It returns the exit code.
+func Run(ctx context.Context, o Options) int {
+	r := &repl{o: o, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}}
+	r.trace.Store(o.Trace)
+	r.notes.Store(true)
+	r.parse = parser{ids: r.knownIDs}
+
+	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.paint(sgrDim, "serve: "+l) + "\n") }}
+	cl, err := startClient(o.Serve, logw, r.onFrame, r.onNotify)
+	if err != nil {
+		fmt.Fprintln(o.Err, "sessionlocks repl:", err)
+		return 1
+	}
+	r.cl = cl
+	defer func() {
+		if err := cl.close(); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(o.Err, "sessionlocks repl: serve:", err)
+		}
+		logw.flush()
+	}()
+
+	interrupted := r.handleInterrupts()
+	defer signal.Stop(r.sigint)
+
+	if !r.connect(ctx) {
+		return 1
+	}
+	if o.Banner != "" {
+		r.out.print(o.Banner)
+	}
+	if o.Interactive {
+		r.out.printf("sessionlocks serve (pid %d) on %s\n.help lists methods and commands; Tab completes; Ctrl-D quits.\n",
+			cl.cmd.Process.Pid, r.dir)
+	}
+
+	lines, next := r.reader()
+	defer r.closeLine()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return 0
+			}
+			quit := r.execute(ctx, l)
+			if quit {
+				return 0
+			}
+			next <- struct{}{}
+		case <-interrupted:
+			return 130
+		case <-cl.exited:
+			r.out.print(r.out.paint(sgrError, fmt.Sprintf("sessionlocks serve exited: %v", exitText(cl.exit))) + "\n")
+			return 1
+		case <-ctx.Done():
+			return 1
+		}
+	}
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// connect learns the methods (rpc.discover) and the sessions (listSessions)
+// before the first prompt, for completion and id prefixes.
+func (r *repl) connect(ctx context.Context) bool {
+	res, err := r.cl.call(ctx, "rpc.discover", nil)
+	if err != nil {
+		fmt.Fprintf(r.o.Err, "sessionlocks repl: %v\n", err)
+		return false
+	}
+	if res.Err != nil {
+		r.out.print(r.out.paint(sgrDim, fmt.Sprintf("note: rpc.discover failed (%d %s): no completion of methods or params, no .help METHOD\n", res.Err.Code, res.Err.Message)))
+	} else if r.cat, err = newCatalog(res.Result); err != nil {
+		r.out.print(r.out.paint(sgrDim, "note: "+err.Error()+"\n"))
+	}
+	r.parse.cat = r.cat
+	r.refreshIDs(ctx)
+	return true
+}
+
+// refreshIDs asks for every session, to know the ids prefixes expand to.
+func (r *repl) refreshIDs(ctx context.Context) {
+	res, err := r.cl.call(ctx, "listSessions", nil)
+	if err == nil && res.Err == nil {
+		r.learn("listSessions", nil, res.Result)
+	}
+}
+
+// reader delivers input lines, joined while JSON braces stay open. The
+// caller sends on next when it wants the following line, so that the prompt
+// never shows while a call's output is being printed.
+func (r *repl) reader() (<-chan string, chan<- struct{}) {
+	lines := make(chan string)
+	next := make(chan struct{})
+	if !r.o.Interactive {
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(r.o.In)
+			sc.Buffer(make([]byte, 64*1024), 16<<20)
+			var pending []string
+			for sc.Scan() {
+				l := sc.Text()
+				if len(pending) == 0 && (strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#")) {
+					continue
+				}
+				pending = append(pending, l)
+				text := strings.Join(pending, "\n")
+				if depth(text) > 0 {
+					continue
+				}
+				pending = nil
+				r.out.print(prompt + strings.ReplaceAll(text, "\n", "\n"+continuePrompt) + "\n")
+				lines <- text
+				<-next
+			}
+			if len(pending) > 0 {
+				text := strings.Join(pending, "\n")
+				r.out.print(prompt + text + "\n")
+				r.out.print(r.out.paint(sgrError, "error: input ended inside JSON: unbalanced { or [") + "\n")
+			}
+		}()
+		return lines, next
+	}
+	r.line = liner.NewLiner()
+	r.line.SetCtrlCAborts(true)
+	r.line.SetTabCompletionStyle(liner.TabPrints)
+	r.line.SetWordCompleter(r.complete)
+	r.loadHistory()
+	go func() {
+		defer close(lines)
+		var pending []string
+		for {
+			p := prompt
+			if len(pending) > 0 {
+				p = continuePrompt
+			}
+			r.out.setPrompting(true)
+			l, err := r.line.Prompt(p)
+			r.out.setPrompting(false)
+			switch {
+			case errors.Is(err, liner.ErrPromptAborted): // Ctrl-C drops the line
+				pending = nil
+				continue
+			case err != nil: // io.EOF is Ctrl-D
+				if errors.Is(err, io.EOF) {
+					r.out.print("\n")
+				}
+				return
+			}
+			if len(pending) == 0 && strings.TrimSpace(l) == "" {
+				continue
+			}
+			pending = append(pending, l)
+			text := strings.Join(pending, "\n")
+			if depth(text) > 0 {
+				continue
+			}
+			pending = nil
+			r.line.AppendHistory(strings.Join(strings.Fields(text), " "))
+			lines <- text
+			<-next
+		}
+	}()
+	return lines, next
+}
+
+func (r *repl) closeLine() {
+	if r.line == nil {
+		return
+	}
+	r.saveHistory()
+	r.line.Close()
+}
+
+func (r *repl) loadHistory() {
+	if r.o.HistoryFile == "" {
+		return
+	}
+	if f, err := os.Open(r.o.HistoryFile); err == nil {
+		r.line.ReadHistory(f)
+		f.Close()
+	}
+}
+
+func (r *repl) saveHistory() {
+	if r.o.HistoryFile == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(r.o.HistoryFile), 0o700); err != nil {
+		fmt.Fprintln(r.o.Err, "sessionlocks repl: history:", err)
+		return
+	}
+	f, err := os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		fmt.Fprintln(r.o.Err, "sessionlocks repl: history:", err)
+		return
+	}
+	defer f.Close()
+	r.line.WriteHistory(f)
+}
+
+// execute runs one input and reports whether the REPL should quit.
+func (r *repl) execute(ctx context.Context, text string) (quit bool) {
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, ".") {
+		return r.dot(text)
+	}
+	method, params, err := r.parse.parse(text)
+	if err != nil {
+		r.out.print(r.out.paint(sgrError, "error: "+err.Error()) + "\n")
+		return false
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	r.callMu.Lock()
+	r.cancelCall = cancel
+	r.callMu.Unlock()
+	res, err := r.cl.call(callCtx, method, params)
+	r.callMu.Lock()
+	r.cancelCall = nil
+	r.callMu.Unlock()
+	cancel()
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		r.out.print(r.out.paint(sgrError, fmt.Sprintf("interrupted after %s; sent $/cancelRequest", duration(res.Duration))) + "\n")
+	case err != nil:
+		r.out.print(r.out.paint(sgrError, "error: "+err.Error()) + "\n")
+	case res.Err != nil:
+		r.out.print(r.out.paint(sgrError, fmt.Sprintf("error %d: %s", res.Err.Code, res.Err.Message)) + "\n")
+		if res.Err.Data != nil {
+			r.out.print("data: " + r.out.json(*res.Err.Data))
+		}
+		r.out.print(r.out.paint(sgrDim, "("+duration(res.Duration)+")") + "\n")
+	default:
+		r.learn(method, params, res.Result)
+		r.out.print(r.out.json(res.Result))
+		r.out.print(r.out.paint(sgrDim, "("+duration(res.Duration)+")") + "\n")
+	}
+	return false
+}
+
+// learn remembers the session ids a result names, for completion and prefixes.
+func (r *repl) learn(method string, params json.RawMessage, result json.RawMessage) {
+	switch method {
+	case "listSessions":
+		var res struct {
+			StateDir string `json:"stateDir"`
+			Total    int    `json:"total"`
+			Sessions []struct {
+				ID string `json:"id"`
+			} `json:"sessions"`
+		}
+		if json.Unmarshal(result, &res) != nil {
+			return
+		}
+		ids := make([]string, len(res.Sessions))
+		for i, s := range res.Sessions {
+			ids[i] = s.ID
+		}
+		r.idsMu.Lock()
+		defer r.idsMu.Unlock()
+		if res.StateDir != "" {
+			r.dir = res.StateDir
+		}
+		if params == nil && len(ids) == res.Total {
+			r.ids = ids // the whole list: forget sessions that are gone
+			return
+		}
+		r.ids = mergeIDs(ids, r.ids)
+	case "canResume", "forceResume":
+		var res struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(result, &res) == nil && res.SessionID != "" {
+			r.idsMu.Lock()
+			r.ids = mergeIDs([]string{res.SessionID}, r.ids)
+			r.idsMu.Unlock()
+		}
+	}
+}
+
+func mergeIDs(front, rest []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range append(append([]string(nil), front...), rest...) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (r *repl) knownIDs() []string {
+	r.idsMu.Lock()
+	defer r.idsMu.Unlock()
+	return append([]string(nil), r.ids...)
+}
+
+// onNotify prints a notification as it arrives and keeps the known ids current.
+func (r *repl) onNotify(method string, params json.RawMessage) {
+	if method == "sessionsChanged" {
+		var n struct {
+			Changed []struct {
+				ID string `json:"id"`
+			} `json:"changed"`
+			Removed []string `json:"removed"`
+		}
+		if json.Unmarshal(params, &n) == nil {
+			r.idsMu.Lock()
+			var changed []string
+			for _, s := range n.Changed {
+				changed = append(changed, s.ID)
+			}
+			gone := map[string]bool{}
+			for _, id := range n.Removed {
+				gone[id] = true
+			}
+			var keep []string
+			for _, id := range mergeIDs(changed, r.ids) {
+				if !gone[id] {
+					keep = append(keep, id)
+				}
+			}
+			r.ids = keep
+			r.idsMu.Unlock()
+		}
+	}
+	if !r.notes.Load() {
+		return
+	}
+	s := r.out.paint(sgrNotice, "<- notification "+method) + "\n"
+	if params != nil {
+		s += r.out.json(params)
+	}
+	r.out.async(s)
+}
+
+// onFrame prints raw frames while tracing: headers as sent, then the body.
+func (r *repl) onFrame(out bool, header, body []byte) {
+	if !r.trace.Load() {
+		return
+	}
+	arrow := "<-- "
+	if out {
+		arrow = "--> "
+	}
+	var b strings.Builder
+	for _, h := range bytes.Split(header, []byte("\r\n")) {
+		b.WriteString(r.out.paint(sgrDim, arrow+string(h)) + "\n")
+	}
+	b.WriteString(r.out.paint(sgrDim, arrow+string(body)) + "\n")
+	r.out.async(b.String())
+}
+
+// lineWriter hands each complete line written to it to emit.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	emit func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.emit(string(bytes.TrimRight(w.buf[:i], "\r")))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *lineWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.emit(string(w.buf))
+		w.buf = nil
+	}
+}

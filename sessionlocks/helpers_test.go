@@ -1,0 +1,193 @@
+package sessionlocks
+
+import (
+	"bufio"
+	"errors"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeCLI is the path of the fake Copilot CLI built once for all tests, under
+// the CLI's own name so that its argv looks like the real one's.
+var fakeCLI string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(nsHelperEnv) != "" {
+		os.Exit(runNamespaceHelper())
+	}
+	dir, err := os.MkdirTemp("", "sessionlocks-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeCLI = filepath.Join(dir, "copilot")
+	if runtime.GOOS == "windows" {
+		fakeCLI += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", fakeCLI, "github.com/copilot-ide/sessionlocks/internal/fakecli/copilot")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// holder is a running fake CLI holding a session open.
+type holder struct {
+	cmd *exec.Cmd
+	pid int
+}
+
+// startHolder runs the fake CLI on a session and waits until its locks are in
+// place. The process is killed and reaped when the test ends.
+func startHolder(t testing.TB, stateDir, id string, args ...string) *holder {
+	t.Helper()
+	cmd := exec.Command(fakeCLI, append([]string{"--state-dir", stateDir, "--session", id}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &holder{cmd: cmd, pid: cmd.Process.Pid}
+	t.Cleanup(func() { h.kill(); h.reap() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready ") {
+		t.Fatalf("fake CLI did not get ready: %q %v", line, err)
+	}
+	return h
+}
+
+func (h *holder) kill() { h.cmd.Process.Signal(syscall.SIGKILL) }
+
+// killNoReap SIGKILLs the holder and waits until it is a zombie, leaving it unreaped.
+func (h *holder) killNoReap(t testing.TB) {
+	h.kill()
+	waitFor(t, "holder to become a zombie", func() bool {
+		return readProc(h.pid).state == procZombie
+	})
+}
+
+func (h *holder) reap() {
+	if h.cmd.ProcessState == nil {
+		h.cmd.Wait()
+	}
+}
+
+// killAndReap SIGKILLs the holder and waits until it is gone.
+func (h *holder) killAndReap() { h.kill(); h.reap() }
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// newSession makes a session directory with a workspace.yaml.
+func newSession(t testing.TB, stateDir, id string) string {
+	t.Helper()
+	dir := filepath.Join(stateDir, id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf("id: %s\ncwd: /home/dev/%s\nclient_name: cli\nname: Session %s\nuser_named: false\nsummary_count: 0\nfork_count: 0\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-21T10:00:00.000Z\n", id, id, id)
+	if err := os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeLock plants inuse.<pid>.lock with the given mtime, as a crashed CLI leaves it.
+func writeLock(t testing.TB, dir string, pid int, mtime time.Time) string {
+	t.Helper()
+	p := filepath.Join(dir, lockFileName(pid))
+	if err := os.WriteFile(p, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func writeHold(t testing.TB, dir string, pid int, mtime time.Time) string {
+	t.Helper()
+	p := filepath.Join(dir, holdFileName(pid))
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !mtime.IsZero() {
+		os.Chtimes(p, mtime, mtime)
+	}
+	return p
+}
+
+// startSleeper runs an unrelated long-lived process.
+func startSleeper(t testing.TB) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// deadPID returns a pid that no process has: one that just exited and was reaped.
+func deadPID(t testing.TB) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// sinceBoot returns a time d after the machine booted, for locks that must
+// not predate the boot.
+func sinceBoot(t testing.TB, d time.Duration) time.Time {
+	t.Helper()
+	b, err := bootTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Add(d)
+}
+
+func newEngine(t testing.TB, dir string, settle time.Duration) *Engine {
+	return New(Options{StateDir: dir, Settle: settle})
+}
+
+func mustSession(t testing.TB, e *Engine, id string) Session {
+	t.Helper()
+	s, err := e.Session(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

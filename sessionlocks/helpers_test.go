@@ -2,9 +2,11 @@ package sessionlocks
 
 import (
 	"bufio"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +45,9 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// quiet discards the engine's logs in tests.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // holder is a running fake CLI holding a session open.
 type holder struct {
@@ -176,7 +181,7 @@ func sinceBoot(t testing.TB, d time.Duration) time.Time {
 }
 
 func newEngine(t testing.TB, dir string, settle time.Duration) *Engine {
-	return New(Options{StateDir: dir, Settle: settle})
+	return New(Options{StateDir: dir, Settle: settle, Logger: quiet})
 }
 
 func mustSession(t testing.TB, e *Engine, id string) Session {

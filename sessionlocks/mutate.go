@@ -219,7 +219,7 @@ func (e *Engine) terminateHolders(ctx context.Context, hs []Holder, grace time.D
 			continue
 		}
 		// Re-check right before signalling: still the same process?
-		if p := readProc(h.PID); p.state != procAlive || !p.start.Equal(h.Process.StartedAt) {
+		if p := readProc(h.PID); p.state != procAlive || !SameStart(p.start, h.Process.StartedAt) {
 			continue
 		}
 		if err := terminate(h.PID); err != nil {
@@ -302,6 +302,20 @@ func (e *Engine) opLock(ctx context.Context, id string) (release func(), err err
 		}
 	}
 }
+
+// SameStart reports whether two start times read for a pid at different
+// moments describe the same process. Start times are offsets from a boot
+// instant that is recomputed from two clocks at each read, so they jitter by
+// microseconds; two processes that share a pid start far further apart.
+func SameStart(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return false
+	}
+	d := a.Sub(b)
+	return -sameStartSlack < d && d < sameStartSlack
+}
+
+const sameStartSlack = 20 * time.Millisecond
 
 // ProcessStart returns the start time of pid, so that a watcher that opened a
 // handle on pid can confirm it is still the process a lock named.

@@ -1,0 +1,372 @@
+package sessionlocks
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestReclaim(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+
+	// Four sessions: a live CLI, a SIGKILLed one, a dead old-format lock
+	// and an unknown holder (an unrelated process older than its lock).
+	newSession(t, sd, "live")
+	live := startHolder(t, sd, "live")
+
+	newSession(t, sd, "killed")
+	killed := startHolder(t, sd, "killed")
+	killed.killAndReap()
+
+	oldDir := newSession(t, sd, "old")
+	deadLock := writeLock(t, oldDir, deadPID(t), time.Now().Add(-time.Minute))
+
+	unkDir := newSession(t, sd, "unknown")
+	sl := startSleeper(t)
+	unkLock := writeLock(t, unkDir, sl.Process.Pid, time.Time{})
+	pastSettle()
+
+	e := newEngine(t, sd, settle)
+
+	t.Run("dry run removes nothing", func(t *testing.T) {
+		res, err := e.Reclaim(ctx, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Reclaimed) != 2 || len(res.Kept) != 2 || len(res.Failed) != 0 {
+			t.Fatalf("reclaimed %d kept %d failed %d; want 2, 2, 0", len(res.Reclaimed), len(res.Kept), len(res.Failed))
+		}
+		for _, h := range res.Reclaimed {
+			if !exists(h.LockFile) {
+				t.Errorf("dry run removed %s", h.LockFile)
+			}
+		}
+	})
+
+	t.Run("named session", func(t *testing.T) {
+		res, err := e.Reclaim(ctx, []string{"old"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Reclaimed) != 1 || exists(deadLock) {
+			t.Fatalf("reclaimed %+v; %s still there: %v", res.Reclaimed, deadLock, exists(deadLock))
+		}
+	})
+
+	t.Run("all sessions", func(t *testing.T) {
+		res, err := e.Reclaim(ctx, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Reclaimed) != 1 || res.Reclaimed[0].SessionID != "killed" {
+			t.Fatalf("reclaimed %+v, want the killed session's holder", res.Reclaimed)
+		}
+		h := res.Reclaimed[0]
+		if exists(h.LockFile) || exists(h.HoldFile) {
+			t.Errorf("the killed CLI's files are still there")
+		}
+		if !exists(filepath.Join(sd, "live", lockFileName(live.pid))) || !exists(filepath.Join(sd, "live", holdFileName(live.pid))) {
+			t.Errorf("a live lock was deleted")
+		}
+		if !exists(unkLock) {
+			t.Errorf("an unknown holder's lock was deleted")
+		}
+		s := mustSession(t, e, "killed")
+		if s.State != StateFree {
+			t.Errorf("after reclaim the session is %s, want free", s.State)
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		_, err := e.Reclaim(ctx, []string{"../live"}, false)
+		if !errors.Is(err, ErrInvalidID) {
+			t.Errorf("traversal id: %v, want ErrInvalidID", err)
+		}
+		_, err = e.Reclaim(ctx, []string{"nope"}, false)
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("missing session: %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestReclaimWaitsForTheOperationLock(t *testing.T) {
+	sd := t.TempDir()
+	dir := newSession(t, sd, "busy")
+	lock := writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+	// Someone (a CLI opening the session) holds the operation lock throughout.
+	opDir := filepath.Join(sd, ".session-operation-locks")
+	os.MkdirAll(opDir, 0o700)
+	flock := exec.Command("flock", "-x", filepath.Join(opDir, "busy.lock"), "sleep", "30")
+	if err := flock.Start(); err != nil {
+		t.Skip("flock(1) unavailable:", err)
+	}
+	t.Cleanup(func() { flock.Process.Kill(); flock.Wait() })
+	waitFor(t, "flock(1) to take the lock", func() bool {
+		f, err := os.Open(filepath.Join(opDir, "busy.lock"))
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return tryLock(f) == errLockBusy
+	})
+	res, err := newEngine(t, sd, settle).Reclaim(context.Background(), []string{"busy"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failed) != 1 || !errors.Is(res.Failed[0].Err, ErrBusy) {
+		t.Fatalf("want one failure with ErrBusy, got %+v", res)
+	}
+	if !exists(lock) {
+		t.Fatal("the lock was removed without the operation lock")
+	}
+}
+
+func TestForce(t *testing.T) {
+	ctx := context.Background()
+	t.Run("terminate a verified CLI", func(t *testing.T) {
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		h := startHolder(t, sd, "s", "--old")
+		pastSettle()
+		e := newEngine(t, sd, settle)
+		res, err := e.Force(ctx, "s", true, 3*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Terminated) != 1 || res.Terminated[0] != h.pid {
+			t.Errorf("terminated %v, want [%d]", res.Terminated, h.pid)
+		}
+		if res.Session.State != StateFree {
+			t.Errorf("session after force: %s, want free", res.Session.State)
+		}
+		if exists(filepath.Join(sd, "s", lockFileName(h.pid))) {
+			t.Error("lock left behind")
+		}
+	})
+	t.Run("never signal an unknown holder", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		sl := startSleeper(t)
+		lock := writeLock(t, dir, sl.Process.Pid, time.Time{})
+		pastSettle()
+		res, err := newEngine(t, sd, settle).Force(ctx, "s", true, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Terminated) != 0 || readProc(sl.Process.Pid).state != procAlive {
+			t.Fatalf("an unverified process was signalled: %v", res.Terminated)
+		}
+		if exists(lock) || len(res.Removed) != 1 {
+			t.Errorf("force must still remove the lock: removed %d", len(res.Removed))
+		}
+	})
+	t.Run("without terminate removes a live lock but signals nothing", func(t *testing.T) {
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		h := startHolder(t, sd, "s")
+		res, err := newEngine(t, sd, settle).Force(ctx, "s", false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Removed) != 1 || len(res.Terminated) != 0 || readProc(h.pid).state != procAlive {
+			t.Fatalf("removed %d terminated %v", len(res.Removed), res.Terminated)
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		_, err := newEngine(t, t.TempDir(), settle).Force(ctx, "nope", false, 0)
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("got %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// TestConcurrentReclaimNeverDeletesALiveLock is the rule that outranks
+// everything: two engines (as two sidecars would) reclaim in a loop while a
+// CLI opens and closes the same session over and over; the CLI checks, each
+// time before it closes, that its own files were still there.
+func TestConcurrentReclaimNeverDeletesALiveLock(t *testing.T) {
+	sd := t.TempDir()
+	newSession(t, sd, "race")
+	// A stale neighbour in the same session, so every reclaim has work to do.
+	iterations := 300
+	if testing.Short() {
+		iterations = 50
+	}
+	cli := exec.Command(fakeCLI, "--state-dir", sd, "--session", "race", "--loop", itoa(iterations), "--loop-hold", "3ms")
+	var out strings.Builder
+	cli.Stdout, cli.Stderr = &out, &out
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reclaimed [2]int
+	for i := range 2 {
+		e := New(Options{StateDir: sd, Settle: time.Millisecond, Logger: quiet}) // the shortest settle: the harshest judge
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir := filepath.Join(sd, "race")
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// Keep a stale lock around for the engines to find.
+				if i == 0 {
+					os.WriteFile(filepath.Join(dir, lockFileName(deadPID(t))), []byte("1\n"), 0o644)
+				}
+				res, err := e.Reclaim(context.Background(), []string{"race"}, false)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				reclaimed[i] += len(res.Reclaimed)
+			}
+		}()
+	}
+	err := cli.Wait()
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("fake CLI: %v\n%s", err, out.String())
+	}
+	want := "done " + itoa(iterations) + " lost 0"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("a live lock was deleted: %s", out.String())
+	}
+	if reclaimed[0]+reclaimed[1] == 0 {
+		t.Fatal("the engines reclaimed nothing: the test did not exercise removal")
+	}
+	t.Logf("%s; stale locks reclaimed meanwhile: %d", strings.TrimSpace(out.String()), reclaimed[0]+reclaimed[1])
+}
+
+func TestSymlinksAndStateDir(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	elsewhere := t.TempDir()
+	newSession(t, elsewhere, "target")
+	writeLock(t, filepath.Join(elsewhere, "target"), deadPID(t), time.Now().Add(-time.Minute))
+	if err := os.Symlink(filepath.Join(elsewhere, "target"), filepath.Join(sd, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, sd, settle)
+	ss, err := e.List(ctx)
+	if err != nil || len(ss) != 0 {
+		t.Fatalf("a symlinked session dir was listed: %v %+v", err, ss)
+	}
+	if _, err := e.Session(ctx, "linked"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Session(linked) = %v, want ErrNotFound", err)
+	}
+	if _, err := e.Reclaim(ctx, []string{"linked"}, false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Reclaim(linked) = %v, want ErrNotFound", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(elsewhere, "target"))
+	if len(ents) != 2 {
+		t.Errorf("files behind the link were touched: %d entries", len(ents))
+	}
+
+	t.Run("missing state dir is empty", func(t *testing.T) {
+		ss, err := New(Options{StateDir: filepath.Join(sd, "does", "not", "exist")}).List(ctx)
+		if err != nil || len(ss) != 0 {
+			t.Fatalf("List = %v, %v", ss, err)
+		}
+	})
+	t.Run("unreadable state dir", func(t *testing.T) {
+		file := filepath.Join(sd, "a-file")
+		os.WriteFile(file, nil, 0o644)
+		_, err := New(Options{StateDir: file}).List(ctx)
+		if !errors.Is(err, ErrStateDir) {
+			t.Fatalf("List on a file = %v, want ErrStateDir", err)
+		}
+	})
+}
+
+func TestListOrderCacheAndMetadata(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	for i, ts := range []string{"2026-11-01T00:00:00Z", "2026-11-03T00:00:00.5Z", "2026-11-02T00:00:00Z"} {
+		dir := filepath.Join(sd, "s"+itoa(i))
+		os.MkdirAll(dir, 0o700)
+		os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte("id: s"+itoa(i)+"\nsummary: Old style\ngit_root: /src/repo\nbranch: main\nupdated_at: "+ts+"\n"), 0o600)
+	}
+	// A session with a broken workspace.yaml is still listed.
+	os.MkdirAll(filepath.Join(sd, "broken"), 0o700)
+	os.WriteFile(filepath.Join(sd, "broken", "workspace.yaml"), []byte(":\n\t- [unclosed"), 0o600)
+	writeLock(t, filepath.Join(sd, "s0"), deadPID(t), time.Now().Add(-time.Minute))
+
+	e := newEngine(t, sd, settle)
+	ss, err := e.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range ss {
+		ids = append(ids, s.ID)
+	}
+	if got := strings.Join(ids, ","); got != "broken,s1,s2,s0" {
+		t.Errorf("order %s, want broken (no updated_at: its mtime, now), s1, s2, s0", got)
+	}
+	s1 := ss[1]
+	if s1.Name != "Old style" || s1.Repository != "/src/repo" || s1.Branch != "main" {
+		t.Errorf("older keys not read: %+v", s1)
+	}
+	if ss[3].Holders[0].Cached {
+		t.Error("first listing claims a cached verdict")
+	}
+	ss, _ = e.List(ctx)
+	if !ss[3].Holders[0].Cached {
+		t.Error("second listing did not use the cache")
+	}
+	st := e.CacheStats()
+	if st.Hits != 1 || st.Misses != 1 || st.Entries != 1 {
+		t.Errorf("cache stats %+v, want 1 hit, 1 miss, 1 entry", st)
+	}
+	e.InvalidatePID(ss[3].Holders[0].PID)
+	ss, _ = e.List(ctx)
+	if ss[3].Holders[0].Cached {
+		t.Error("InvalidatePID did not drop the verdict")
+	}
+	if s, _ := e.Session(ctx, "s0"); s.Holders[0].Cached {
+		t.Error("Session (a decision) used the cache")
+	}
+	got, err := e.Sessions(ctx, []string{"s2", "s0"})
+	if err != nil || len(got) != 2 || got[0].ID != "s2" || got[1].ID != "s0" {
+		t.Errorf("Sessions kept the order given? %v %v", got, err)
+	}
+	if _, err := e.Sessions(ctx, []string{"s2", "nope"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Sessions with a missing id: %v", err)
+	}
+}
+
+func TestNewLockInCachedDirectoryIsSeen(t *testing.T) {
+	// The directory cache trusts an unchanged directory mtime; a lock created
+	// later changes it, and must be seen by the very next listing.
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(dir, old, old)
+	e := newEngine(t, sd, settle)
+	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+		t.Fatal("not free at first")
+	}
+	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+		t.Fatal("not free at second")
+	}
+	startHolder(t, sd, "s")
+	if ss, _ := e.List(ctx); ss[0].State != StateInUse {
+		t.Fatalf("a new lock in a cached directory was missed: %s", ss[0].State)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -33,23 +33,24 @@ const maxWorkspaceYAML = 256 << 10
 // malformed file gives empty metadata and an error the caller may log; the
 // session is listed either way.
 func readMetadata(path string) (metadata, fileID, error) {
-	f, err := openNoFollow(path)
+	f, id, err := openNoFollow(path)
 	if err != nil {
 		return metadata{}, fileID{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return metadata{}, fileID{}, err
-	}
-	id := fileIDOf(fi)
-	b, err := io.ReadAll(io.LimitReader(f, maxWorkspaceYAML))
+	// One read of the size fstat gave (plus one byte to see EOF) covers the
+	// usual case; a file growing meanwhile is read on to the limit.
+	b := make([]byte, 0, min(id.size+1, maxWorkspaceYAML))
+	b, err = readUpTo(f, b, maxWorkspaceYAML)
 	if err != nil {
 		return metadata{}, id, err
 	}
-	var m metadata
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return metadata{}, id, err
+	m, ok := parseFlat(b)
+	if !ok {
+		m = metadata{}
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			return metadata{}, id, err
+		}
 	}
 	m.created = parseTime(m.CreatedAt)
 	m.updated = parseTime(m.UpdatedAt)
@@ -57,6 +58,23 @@ func readMetadata(path string) (metadata, fileID, error) {
 		m.Name = m.Summary
 	}
 	return m, id, nil
+}
+
+func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(int64(cap(b)), limit)])
+		b = b[:len(b)+n]
+		if err == io.EOF || n == 0 && err == nil {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 func parseTime(s string) time.Time {

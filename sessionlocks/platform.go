@@ -17,7 +17,8 @@ import (
 //	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)
 //	unlockFile(f *os.File)
 //	terminate(pid int) error               ask a process to exit (SIGTERM)
-//	openNoFollow(path string) (*os.File, error)  open for reading, never through a link, never blocking
+//	openNoFollow(path string) (*os.File, fileID, error)  open for reading, never through a link, never blocking
+//	lstatID(path string) (fileID, error)   lstat, as a fileID
 
 // procState is whether a process exists.
 type procState int

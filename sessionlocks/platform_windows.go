@@ -16,15 +16,25 @@ func fileIDOf(fi os.FileInfo) fileID {
 
 // openNoFollow opens a regular file for reading; links (reparse points) and
 // anything that is not a disk file are refused.
-func openNoFollow(path string) (*os.File, error) {
+func openNoFollow(path string) (*os.File, fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		return nil, err
+		return nil, fileID{}, err
 	}
+	id := fileIDOf(fi)
 	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
+		return nil, id, errNotRegular
 	}
-	return os.Open(path)
+	f, err := os.Open(path)
+	return f, id, err
+}
+
+func lstatID(path string) (fileID, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileID{}, err
+	}
+	return fileIDOf(fi), nil
 }
 
 // probeHold opens the .hold with full sharing. A sharing violation means the

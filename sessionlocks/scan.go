@@ -144,7 +144,7 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 // false, nothing is taken from a cache (results are still stored).
 func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 	dir := filepath.Join(e.dir, id)
-	fi, err := os.Lstat(dir)
+	dirID, err := lstatID(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
@@ -154,10 +154,9 @@ func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 		}
 		return nil, &FileError{Op: "lstat", Path: dir, Err: err}
 	}
-	if !fi.IsDir() { // a symlinked session directory is never followed
+	if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
 		return nil, nil
 	}
-	dirID := fileIDOf(fi)
 	now := e.now()
 
 	snap, ok := dirSnapshot{}, false
@@ -239,7 +238,7 @@ func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
 	snap.metaAt = now
 	path := filepath.Join(dir, "workspace.yaml")
 	if snap.metaID.exists() {
-		if fi, err := os.Lstat(path); err == nil && fileIDOf(fi) == snap.metaID {
+		if id, err := lstatID(path); err == nil && id == snap.metaID {
 			return
 		}
 	}
@@ -264,7 +263,7 @@ func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
 		if !ok {
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(dir, n))
+		fid, err := lstatID(filepath.Join(dir, n))
 		if err != nil {
 			continue
 		}
@@ -275,9 +274,9 @@ func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
 			order = append(order, pid)
 		}
 		if kind == "lock" {
-			r.lock = fileIDOf(fi)
+			r.lock = fid
 		} else {
-			r.hold = fileIDOf(fi)
+			r.hold = fid
 		}
 	}
 	slices.Sort(order)

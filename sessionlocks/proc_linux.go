@@ -21,28 +21,23 @@ const clockTicks = 100
 
 var procBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
 
-// readSmall reads up to len(buf) bytes of a /proc file with raw syscalls.
+// readSmall reads a /proc record file with one read: procfs hands back
+// the whole record (stat is a few hundred bytes) in the first read when the
+// buffer is large enough, so reading on to EOF would only cost a syscall. A
+// command line longer than buf is cut, which is fine for recognising it.
 func readSmall(path string, buf []byte) (int, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer unix.Close(fd)
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
+	for {
+		n, err := unix.Read(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
+		return max(n, 0), err
 	}
-	return n, nil
 }
 
 func readProc(pid int) procInfo {
@@ -104,9 +99,18 @@ func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
 	if i < 0 || i+2 >= len(b) {
 		return 0, 0, 0, errors.New("malformed")
 	}
-	fields := bytes.Fields(b[i+2:])
-	// After comm: state(3) ppid(4) ... starttime(22): index 0 and 1 and 19.
-	if len(fields) < 20 || len(fields[0]) != 1 {
+	// After comm, space-separated: state(3) ppid(4) ... starttime(22),
+	// that is fields 0, 1 and 19 counted from here.
+	var fields [20][]byte
+	n := 0
+	for rest := b[i+2:]; n < len(fields) && len(rest) > 0; n++ {
+		j := bytes.IndexByte(rest, ' ')
+		if j < 0 {
+			j = len(rest)
+		}
+		fields[n], rest = rest[:j], rest[min(j+1, len(rest)):]
+	}
+	if n < len(fields) || len(fields[0]) != 1 {
 		return 0, 0, 0, errors.New("malformed")
 	}
 	state = fields[0][0]
@@ -114,7 +118,7 @@ func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
 	if err != nil {
 		return 0, 0, 0, errors.New("malformed ppid")
 	}
-	start, err = strconv.ParseUint(string(fields[19]), 10, 64)
+	start, err = strconv.ParseUint(string(bytes.TrimSpace(fields[19])), 10, 64)
 	if err != nil {
 		return 0, 0, 0, errors.New("malformed starttime")
 	}

@@ -7,36 +7,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"strconv"
-	"sync/atomic"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
+	"github.com/copilot-ide/sessionlocks/rpc"
 )
 
 // client is the REPL's end of the wire: `sessionlocks serve` as a child
-// process, spoken to over its stdin and stdout with the Content-Length framing
-// the IDE uses, so that what the REPL shows is what the IDE would get.
+// process, spoken to with rpc.Client over the child's stdin and stdout in the
+// Content-Length framing the IDE uses, so that what the REPL shows is what
+// the IDE would get. The bytes both ways also pass through frame taps, which
+// see them exactly as sent: headers included, keys in the order written.
 type client struct {
 	cmd    *exec.Cmd
-	conn   *jsonrpc2.Conn
-	nextID atomic.Uint64
+	rpc    *rpc.Client
 	exited chan struct{} // closed when the child has been reaped
 	exit   error         // the child's exit status; valid after exited
-	stdin  io.Closer
 }
 
 // frameSink receives every complete frame that crosses the wire, raw:
 // out is true for frames the REPL sent.
 type frameSink func(out bool, header, body []byte)
 
-// notifySink receives every notification the server sends.
-type notifySink func(method string, params json.RawMessage)
-
-// startClient starts argv (the serve command) and connects to it. stderr of
-// the child goes to logw.
-func startClient(argv []string, logw io.Writer, frames frameSink, notify notifySink) (*client, error) {
+// startClient starts argv (the serve command) and connects to it. The
+// child's stderr, and the client's own complaints, go to logw.
+func startClient(argv []string, logw io.Writer, frames frameSink) (*client, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = logw
 	Isolate(cmd)
@@ -51,110 +48,105 @@ func startClient(argv []string, logw io.Writer, frames frameSink, notify notifyS
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	c := &client{cmd: cmd, exited: make(chan struct{}), stdin: stdin}
-	rwc := &tappedPipe{
-		r: io.TeeReader(stdout, &frameTap{emit: func(h, b []byte) { frames(false, h, b) }}),
-		w: io.MultiWriter(stdin, &frameTap{emit: func(h, b []byte) { frames(true, h, b) }}),
-		c: stdin,
-	}
-	stream := jsonrpc2.NewBufferedStream(rwc, jsonrpc2.VSCodeObjectCodec{})
-	c.conn = jsonrpc2.NewConn(context.Background(), stream, notifyHandler(notify))
+	tapped := rpc.ReadWriteCloser(
+		readCloser{io.TeeReader(stdout, &frameTap{emit: func(h, b []byte) { frames(false, h, b) }}), stdout},
+		// The tap goes first, so that a request is shown before its reply can be.
+		writeCloser{io.MultiWriter(&frameTap{emit: func(h, b []byte) { frames(true, h, b) }}, stdin), stdin},
+	)
+	c := &client{cmd: cmd, exited: make(chan struct{})}
+	c.rpc = rpc.NewClient(tapped, rpc.ClientOptions{
+		Framing: rpc.FramingHeader,
+		Logger:  slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 	go func() {
-		// Wait closes the stdout pipe, so the connection sees EOF only after
-		// everything the child wrote has been read.
-		<-c.conn.DisconnectNotify()
+		// Wait closes the stdout pipe, so it must come after the client has
+		// read everything the child wrote.
+		<-c.rpc.Done()
 		c.exit = cmd.Wait()
 		close(c.exited)
 	}()
 	return c, nil
 }
 
-// tappedPipe joins the child's stdout and stdin into the ReadWriteCloser the
-// codec wants, with every byte also fed to the frame taps.
-type tappedPipe struct {
-	r io.Reader
-	w io.Writer
-	c io.Closer
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
-func (p *tappedPipe) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p *tappedPipe) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p *tappedPipe) Close() error                { return p.c.Close() }
-
-type notifyHandler notifySink
-
-func (h notifyHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Notif {
-		var params json.RawMessage
-		if req.Params != nil {
-			params = *req.Params
-		}
-		h(req.Method, params)
-		return
-	}
-	// The server has no business calling us; say so rather than leave it waiting.
-	conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{
-		Code:    jsonrpc2.CodeMethodNotFound,
-		Message: "the REPL serves no methods",
-	})
+type writeCloser struct {
+	io.Writer
+	io.Closer
 }
 
 // callResult is one finished call.
 type callResult struct {
 	Result   json.RawMessage
-	Err      *jsonrpc2.Error // the server's error reply
+	Err      *rpc.Error // the server's error answer
 	Duration time.Duration
 }
 
 // errDisconnected means the server went away.
 var errDisconnected = errors.New("connection to sessionlocks serve lost")
 
-// call sends one request and waits for its reply. params nil omits the member.
-// When ctx ends first, the server is sent $/cancelRequest for it.
+// call sends one request and waits for its answer; params nil omits the
+// member. When ctx ends first, rpc.Client sends $/cancelRequest for it.
 func (c *client) call(ctx context.Context, method string, params json.RawMessage) (callResult, error) {
-	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
 	var p any
 	if params != nil {
 		p = params
 	}
-	start := time.Now()
-	w, err := c.conn.DispatchCall(ctx, method, p, jsonrpc2.PickID(id))
-	if err != nil {
-		if errors.Is(err, jsonrpc2.ErrClosed) {
-			return callResult{}, errDisconnected
-		}
-		return callResult{}, err
-	}
 	var res json.RawMessage
-	err = w.Wait(ctx, &res)
+	start := time.Now()
+	err := c.rpc.Call(ctx, method, p, &res)
 	d := time.Since(start)
-	var rpcErr *jsonrpc2.Error
+	var rpcErr *rpc.Error
 	switch {
 	case err == nil:
 		return callResult{Result: res, Duration: d}, nil
 	case errors.As(err, &rpcErr):
 		return callResult{Err: rpcErr, Duration: d}, nil
 	case ctx.Err() != nil:
-		c.conn.Notify(context.Background(), "$/cancelRequest", map[string]any{"id": id.Num})
 		return callResult{Duration: d}, ctx.Err()
-	case errors.Is(err, jsonrpc2.ErrClosed):
+	case c.closed():
 		return callResult{Duration: d}, errDisconnected
+	}
+	return callResult{Duration: d}, err
+}
+
+// notify sends a notification, which gets no answer.
+func (c *client) notify(ctx context.Context, method string, params json.RawMessage) error {
+	var p any
+	if params != nil {
+		p = params
+	}
+	if err := c.rpc.Notify(ctx, method, p); err != nil {
+		if c.closed() {
+			return errDisconnected
+		}
+		return err
+	}
+	return nil
+}
+
+func (c *client) closed() bool {
+	select {
+	case <-c.rpc.Done():
+		return true
 	default:
-		return callResult{Duration: d}, err
+		return false
 	}
 }
 
 // close ends the session the way the IDE does, by closing the child's stdin,
 // and waits a little for it to exit before killing it.
 func (c *client) close() error {
-	c.stdin.Close()
+	c.rpc.Close()
 	select {
 	case <-c.exited:
 	case <-time.After(2 * time.Second):
 		c.cmd.Process.Kill()
 		<-c.exited
 	}
-	c.conn.Close()
 	return c.exit
 }
 

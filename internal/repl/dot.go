@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // dotCommands are the REPL's own commands, with their one-line help.
@@ -10,6 +11,7 @@ var dotCommands = []struct{ name, args, help string }{
 	{".help", "[method]", "list methods, or show one method's params and result"},
 	{".trace", "on|off", "show the raw frames on the wire, both ways"},
 	{".notifications", "on|off", "show notifications (sessionsChanged) as they arrive"},
+	{".wait", "[5s]", "wait for a notification, if none came since the last call (for scripts)"},
 	{".quit", "", "leave (so does Ctrl-D)"},
 }
 
@@ -17,7 +19,7 @@ func (r *repl) dot(text string) (quit bool) {
 	fields := strings.Fields(text)
 	name, args := fields[0], fields[1:]
 	errorf := func(format string, a ...any) {
-		r.out.print(r.out.paint(sgrError, "error: "+fmt.Sprintf(format, a...)) + "\n")
+		r.fail("error: " + fmt.Sprintf(format, a...))
 	}
 	switch name {
 	case ".quit", ".exit", ".q":
@@ -53,6 +55,16 @@ func (r *repl) dot(text string) (quit bool) {
 			state = "on"
 		}
 		r.out.printf("%s %s\n", strings.TrimPrefix(name, "."), state)
+	case ".wait":
+		d := 5 * time.Second
+		if len(args) > 0 {
+			var err error
+			if d, err = time.ParseDuration(args[0]); err != nil || d <= 0 {
+				errorf("usage: .wait [duration], e.g. .wait 2s")
+				return false
+			}
+		}
+		r.wait(d)
 	default:
 		errorf("unknown command %s; try .help", name)
 	}
@@ -62,13 +74,21 @@ func (r *repl) dot(text string) (quit bool) {
 func (r *repl) generalHelp() string {
 	var b strings.Builder
 	if r.cat != nil {
-		fmt.Fprintln(&b, "methods:")
-		var rows [][3]string
-		for _, n := range r.cat.names() {
-			m := r.cat.method(n)
-			rows = append(rows, [3]string{m.signature(), "", firstLine(firstNonEmpty(m.Summary, m.Description))})
+		var methods, notes [][3]string
+		for _, m := range r.cat.doc.Methods {
+			row := [3]string{m.signature(), "", firstLine(firstNonEmpty(m.Summary, m.Description))}
+			if m.notification() != "" {
+				notes = append(notes, row)
+			} else {
+				methods = append(methods, row)
+			}
 		}
-		writeRows(&b, rows)
+		fmt.Fprintln(&b, "methods:")
+		writeRows(&b, methods)
+		if len(notes) > 0 {
+			fmt.Fprintln(&b, "notifications:")
+			writeRows(&b, notes)
+		}
 	}
 	fmt.Fprint(&b, `input:
   method                      call with no params

@@ -145,6 +145,9 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 			set(key, v)
 			continue
 		}
+		if len(bare) == 0 && m != nil && m.positional() != nil {
+			order = append(order, m.positional().Name) // keep the place it was typed in
+		}
 		bare = append(bare, a)
 	}
 	if len(bare) > 0 {
@@ -172,7 +175,7 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		set(pos.Name, v)
+		params[pos.Name] = v // its place in order was kept when it was typed
 	}
 	// Marshal in the order typed: a map would sort the keys.
 	var b strings.Builder

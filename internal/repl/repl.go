@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/peterh/liner"
 )
@@ -60,10 +61,17 @@ type repl struct {
 	line  *liner.State
 
 	trace, notes atomic.Bool
+	failed       atomic.Bool // a command failed: a script exits 1
 
 	idsMu sync.Mutex
 	ids   []string // known session ids, newest first
 	dir   string   // the server's state dir
+
+	// Notifications counted, for .wait.
+	nmu   sync.Mutex
+	nseq  uint64        // notifications so far
+	nmark uint64        // nseq when the last request was sent
+	nwake chan struct{} // closed and replaced on every notification
 
 	sigint     chan os.Signal
 	callMu     sync.Mutex
@@ -99,20 +107,20 @@ func (r *repl) handleInterrupts() <-chan struct{} {
 // Run runs the REPL until .quit, end of input, the server's exit, or ctx's
 // end (the caller cancels it on SIGTERM and the like). It returns the exit code.
 func Run(ctx context.Context, o Options) int {
-	r := &repl{o: o, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}}
-	r.trace.Store(o.Trace)
+	r := &repl{o: o, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, nwake: make(chan struct{})}
 	r.notes.Store(true)
 	r.parse = parser{ids: r.knownIDs}
 
 	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.paint(sgrDim, "serve: "+l) + "\n") }}
-	cl, err := startClient(o.Serve, logw, r.onFrame, r.onNotify)
+	cl, err := startClient(o.Serve, logw, r.onFrame)
 	if err != nil {
 		fmt.Fprintln(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
 	r.cl = cl
+	reported := false // the server's exit, already
 	defer func() {
-		if err := cl.close(); err != nil && ctx.Err() == nil {
+		if err := cl.close(); err != nil && ctx.Err() == nil && !reported {
 			fmt.Fprintln(o.Err, "sessionlocks repl: serve:", err)
 		}
 		logw.flush()
@@ -124,6 +132,9 @@ func Run(ctx context.Context, o Options) int {
 	if !r.connect(ctx) {
 		return 1
 	}
+	// Traced from here: the start-up calls (a 20 KB OpenRPC document and
+	// the session list) would bury the prompt.
+	r.trace.Store(o.Trace)
 	if o.Banner != "" {
 		r.out.print(o.Banner)
 	}
@@ -137,23 +148,55 @@ func Run(ctx context.Context, o Options) int {
 	for {
 		select {
 		case l, ok := <-lines:
-			if !ok {
-				return 0
-			}
-			quit := r.execute(ctx, l)
-			if quit {
-				return 0
+			if !ok || r.execute(ctx, l) {
+				return r.exitCode()
 			}
 			next <- struct{}{}
 		case <-interrupted:
 			return 130
 		case <-cl.exited:
-			r.out.print(r.out.paint(sgrError, fmt.Sprintf("sessionlocks serve exited: %v", exitText(cl.exit))) + "\n")
+			reported = true
+			r.out.async(r.out.paint(sgrError, fmt.Sprintf("sessionlocks serve exited: %v", exitText(cl.exit))) + "\n")
 			return 1
 		case <-ctx.Done():
 			return 1
 		}
 	}
+}
+
+// wait returns once a notification has arrived since the last request was
+// sent, or after d, saying so.
+func (r *repl) wait(d time.Duration) {
+	timeout := time.After(d)
+	for {
+		r.nmu.Lock()
+		got, wake := r.nseq > r.nmark, r.nwake
+		r.nmu.Unlock()
+		if got {
+			return
+		}
+		select {
+		case <-wake:
+		case <-timeout:
+			r.out.print(r.out.paint(sgrDim, fmt.Sprintf("(no notification within %s)", d)) + "\n")
+			return
+		}
+	}
+}
+
+// fail prints an error line and remembers that something failed.
+func (r *repl) fail(msg string) {
+	r.failed.Store(true)
+	r.out.print(r.out.paint(sgrError, msg) + "\n")
+}
+
+// exitCode is 1 when a script had a command fail, so that a shell script
+// driving the REPL can tell; at a terminal, failures were seen already.
+func (r *repl) exitCode() int {
+	if !r.o.Interactive && r.failed.Load() {
+		return 1
+	}
+	return 0
 }
 
 func exitText(err error) string {
@@ -200,26 +243,19 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 			defer close(lines)
 			sc := bufio.NewScanner(r.o.In)
 			sc.Buffer(make([]byte, 64*1024), 16<<20)
-			var pending []string
+			var j joiner
 			for sc.Scan() {
-				l := sc.Text()
-				if len(pending) == 0 && (strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#")) {
+				text, ok := j.add(sc.Text())
+				if !ok {
 					continue
 				}
-				pending = append(pending, l)
-				text := strings.Join(pending, "\n")
-				if depth(text) > 0 {
-					continue
-				}
-				pending = nil
 				r.out.print(prompt + strings.ReplaceAll(text, "\n", "\n"+continuePrompt) + "\n")
 				lines <- text
 				<-next
 			}
-			if len(pending) > 0 {
-				text := strings.Join(pending, "\n")
-				r.out.print(prompt + text + "\n")
-				r.out.print(r.out.paint(sgrError, "error: input ended inside JSON: unbalanced { or [") + "\n")
+			if j.open() {
+				r.out.print(prompt + strings.Join(j.pending, "\n") + "\n")
+				r.fail("error: input ended inside JSON: unbalanced { or [")
 			}
 		}()
 		return lines, next
@@ -231,10 +267,10 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 	r.loadHistory()
 	go func() {
 		defer close(lines)
-		var pending []string
+		var j joiner
 		for {
 			p := prompt
-			if len(pending) > 0 {
+			if j.open() {
 				p = continuePrompt
 			}
 			r.out.setPrompting(true)
@@ -242,7 +278,7 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 			r.out.setPrompting(false)
 			switch {
 			case errors.Is(err, liner.ErrPromptAborted): // Ctrl-C drops the line
-				pending = nil
+				j.pending = nil
 				continue
 			case err != nil: // io.EOF is Ctrl-D
 				if errors.Is(err, io.EOF) {
@@ -250,15 +286,10 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 				}
 				return
 			}
-			if len(pending) == 0 && strings.TrimSpace(l) == "" {
+			text, ok := j.add(l)
+			if !ok {
 				continue
 			}
-			pending = append(pending, l)
-			text := strings.Join(pending, "\n")
-			if depth(text) > 0 {
-				continue
-			}
-			pending = nil
 			r.line.AppendHistory(strings.Join(strings.Fields(text), " "))
 			lines <- text
 			<-next
@@ -266,6 +297,26 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 	}()
 	return lines, next
 }
+
+// joiner gathers input lines until the JSON braces in them balance.
+type joiner struct{ pending []string }
+
+// add takes one line and returns the whole input once it is complete. Blank
+// lines and # comments between inputs are dropped.
+func (j *joiner) add(l string) (string, bool) {
+	if t := strings.TrimSpace(l); !j.open() && (t == "" || strings.HasPrefix(t, "#")) {
+		return "", false
+	}
+	j.pending = append(j.pending, l)
+	text := strings.Join(j.pending, "\n")
+	if depth(text) > 0 {
+		return "", false
+	}
+	j.pending = nil
+	return text, true
+}
+
+func (j *joiner) open() bool { return len(j.pending) > 0 }
 
 func (r *repl) closeLine() {
 	if r.line == nil {
@@ -310,9 +361,20 @@ func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 	}
 	method, params, err := r.parse.parse(text)
 	if err != nil {
-		r.out.print(r.out.paint(sgrError, "error: "+err.Error()) + "\n")
+		r.fail("error: " + err.Error())
 		return false
 	}
+	if m := r.cat.method(method); m != nil && m.notification() == fromClient {
+		if err := r.cl.notify(ctx, method, params); err != nil {
+			r.fail("error: " + err.Error())
+		} else {
+			r.out.print(r.out.paint(sgrDim, "(notification sent; no reply expected)") + "\n")
+		}
+		return false
+	}
+	r.nmu.Lock()
+	r.nmark = r.nseq
+	r.nmu.Unlock()
 	callCtx, cancel := context.WithCancel(ctx)
 	r.callMu.Lock()
 	r.cancelCall = cancel
@@ -324,11 +386,11 @@ func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 	cancel()
 	switch {
 	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
-		r.out.print(r.out.paint(sgrError, fmt.Sprintf("interrupted after %s; sent $/cancelRequest", duration(res.Duration))) + "\n")
+		r.fail(fmt.Sprintf("interrupted after %s; sent $/cancelRequest", duration(res.Duration)))
 	case err != nil:
-		r.out.print(r.out.paint(sgrError, "error: "+err.Error()) + "\n")
+		r.fail("error: " + err.Error())
 	case res.Err != nil:
-		r.out.print(r.out.paint(sgrError, fmt.Sprintf("error %d: %s", res.Err.Code, res.Err.Message)) + "\n")
+		r.fail(fmt.Sprintf("error %d: %s", res.Err.Code, res.Err.Message))
 		if res.Err.Data != nil {
 			r.out.print("data: " + r.out.json(*res.Err.Data))
 		}
@@ -428,6 +490,13 @@ func (r *repl) onNotify(method string, params json.RawMessage) {
 			r.idsMu.Unlock()
 		}
 	}
+	defer func() {
+		r.nmu.Lock()
+		r.nseq++
+		close(r.nwake)
+		r.nwake = make(chan struct{})
+		r.nmu.Unlock()
+	}()
 	if !r.notes.Load() {
 		return
 	}
@@ -438,8 +507,25 @@ func (r *repl) onNotify(method string, params json.RawMessage) {
 	r.out.async(s)
 }
 
-// onFrame prints raw frames while tracing: headers as sent, then the body.
+// onFrame sees every frame on the wire. It prints them raw while tracing,
+// headers as sent, then the body; and it hands notifications from the server
+// to onNotify, exactly as they came.
 func (r *repl) onFrame(out bool, header, body []byte) {
+	r.traceFrame(out, header, body)
+	if out {
+		return
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) == nil && msg.Method != "" && msg.ID == nil {
+		r.onNotify(msg.Method, msg.Params)
+	}
+}
+
+func (r *repl) traceFrame(out bool, header, body []byte) {
 	if !r.trace.Load() {
 		return
 	}

@@ -24,7 +24,41 @@ type method struct {
 	Description string               `json:"description"`
 	Params      []*contentDescriptor `json:"params"`
 	Result      *contentDescriptor   `json:"result"`
+	// The document lists notifications among its methods, marked with
+	// x-notification (true, or a direction such as "server-to-client") and
+	// x-sender ("server" or "client").
+	XNotification json.RawMessage `json:"x-notification"`
+	XSender       string          `json:"x-sender"`
 }
+
+// Who sends a notification.
+const (
+	fromServer = "server"
+	fromClient = "client"
+)
+
+// notification says who sends m when it is a notification, else "".
+func (m *method) notification() string {
+	var flag bool
+	var dir string
+	json.Unmarshal(m.XNotification, &flag)
+	json.Unmarshal(m.XNotification, &dir)
+	switch {
+	case m.XSender == fromServer || m.XSender == fromClient:
+		if flag || dir != "" {
+			return m.XSender
+		}
+	case strings.HasPrefix(dir, "client"):
+		return fromClient
+	case strings.HasPrefix(dir, "server") || flag:
+		return fromServer
+	}
+	return ""
+}
+
+// callable says whether the REPL may send it: a method, or a notification
+// the client sends.
+func (m *method) callable() bool { return m.notification() != fromServer }
 
 type contentDescriptor struct {
 	Name        string  `json:"name"`
@@ -48,10 +82,21 @@ type schema struct {
 	Properties  properties      `json:"properties"`
 }
 
+// UnmarshalJSON also takes the boolean schemas of JSON Schema: true allows
+// anything, false nothing.
+func (s *schema) UnmarshalJSON(b []byte) error {
+	if t := string(bytes.TrimSpace(b)); t == "true" || t == "false" {
+		*s = schema{}
+		return nil
+	}
+	type plain schema
+	return json.Unmarshal(b, (*plain)(s))
+}
+
 // properties keeps the order the document gives, which is the order the
 // server's types declare their fields in: the order a person expects.
 type properties struct {
-	names []string
+	names  []string
 	byName map[string]*schema
 }
 
@@ -95,13 +140,16 @@ func newCatalog(raw json.RawMessage) (*catalog, error) {
 	return c, nil
 }
 
+// names lists the methods the REPL can send, sorted.
 func (c *catalog) names() []string {
 	if c == nil {
 		return nil
 	}
 	var n []string
-	for name := range c.methods {
-		n = append(n, name)
+	for name, m := range c.methods {
+		if m.callable() {
+			n = append(n, name)
+		}
 	}
 	sort.Strings(n)
 	return n
@@ -161,8 +209,11 @@ func (c *catalog) typeName(s *schema) string {
 	if s == nil {
 		return "any"
 	}
-	if s.Ref != "" {
+	if strings.HasPrefix(s.Ref, "#") {
 		return s.Ref[strings.LastIndex(s.Ref, "/")+1:]
+	}
+	if s.Ref != "" {
+		return s.Ref
 	}
 	if len(s.Enum) > 0 {
 		var alts []string
@@ -240,8 +291,10 @@ func firstNonEmpty(s ...string) string {
 func (c *catalog) help(m *method) string {
 	var b strings.Builder
 	fmt.Fprintln(&b, m.signature())
-	if d := firstNonEmpty(m.Description, m.Summary); d != "" {
-		fmt.Fprintln(&b, indent(d, "  "))
+	for _, d := range []string{m.Summary, m.Description} {
+		if d != "" {
+			fmt.Fprintln(&b, indent(d, "  "))
+		}
 	}
 	if len(m.Params) == 0 {
 		fmt.Fprintln(&b, "params: none")
@@ -266,8 +319,18 @@ func (c *catalog) help(m *method) string {
 		}
 		writeRows(&b, rows)
 	}
+	switch m.notification() {
+	case fromServer:
+		fmt.Fprintln(&b, "a notification the server sends; the REPL prints it as it arrives (.notifications on|off)")
+	case fromClient:
+		fmt.Fprintln(&b, "a notification: the REPL sends it and expects no reply")
+	}
 	if m.Result != nil {
-		fmt.Fprintf(&b, "result: %s\n", c.typeName(m.Result.Schema))
+		name := c.typeName(m.Result.Schema)
+		if r := m.Result.Schema; r != nil && r.Ref != "" && !strings.HasPrefix(r.Ref, "#") && m.Result.Name != "" {
+			name = m.Result.Name
+		}
+		fmt.Fprintf(&b, "result: %s\n", name)
 		if s := c.resolve(m.Result.Schema); s != nil && len(s.Properties.names) > 0 {
 			rows := [][3]string{}
 			for _, name := range s.Properties.names {
@@ -277,7 +340,7 @@ func (c *catalog) help(m *method) string {
 			writeRows(&b, rows)
 		}
 	}
-	if m.Name != "" {
+	if m.callable() {
 		if p := m.positional(); p != nil {
 			fmt.Fprintf(&b, "example: %s %s   (a bare argument fills %s)\n", m.Name, exampleValue(c, p), p.Name)
 		}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/repl"
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+)
+
+// A demo is a throwaway state dir holding one session of every kind, made of
+// real things: a real process holding a real flock, a real SIGKILLed one, a
+// lock naming a live process that is not the one that wrote it.
+type demo struct {
+	root, stateDir string
+	holders        []*exec.Cmd // fake CLIs still running
+	stdins         []io.Closer // their stdins: closed, they exit (and are not garbage collected before)
+	lines          []string    // what was set up, for the banner
+}
+
+// The demo's sessions. Fixed ids, so that `canResume 5e55` works as the
+// README says it does.
+var demoSessions = []struct {
+	id, name, cwd string
+	age           time.Duration // since the last update
+}{
+	{"5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a", "Fix the flaky upload test", "/home/you/src/uploader", 2 * time.Minute},
+	{"dead0b0e-4c1e-4f2a-8b3d-6e5f4a3b2c1d", "Add retries to the fetcher", "/home/you/src/fetcher", 20 * time.Minute},
+	{"0bad91d5-2e3f-4a5b-9c6d-7e8f9a0b1c2d", "Bump dependencies", "/home/you/src/website", 3 * time.Hour},
+	{"c0ffee00-1b2c-4d3e-8f4a-5b6c7d8e9f0a", "Write the release notes", "/home/you/src/website", 26 * time.Hour},
+	{"c0deba5e-9f8e-4d7c-a6b5-4c3d2e1f0a9b", "Rename the config loader", "/home/you/src/config", 50 * time.Hour},
+}
+
+// startDemo builds the demo state dir. exe is this binary, run as _fakecli.
+func startDemo(ctx context.Context, exe string) (d *demo, err error) {
+	root, err := os.MkdirTemp("", "sessionlocks-demo-")
+	if err != nil {
+		return nil, err
+	}
+	d = &demo{root: root, stateDir: filepath.Join(root, "session-state")}
+	defer func() {
+		if err != nil {
+			d.cleanup()
+		}
+	}()
+	now := time.Now()
+	for _, s := range demoSessions {
+		if err := writeWorkspace(d.stateDir, s.id, s.name, s.cwd, now.Add(-s.age-time.Hour), now.Add(-s.age)); err != nil {
+			return d, err
+		}
+	}
+	live, killed, reused, unverified, free := demoSessions[0], demoSessions[1], demoSessions[2], demoSessions[3], demoSessions[4]
+
+	// A CLI-like process holding the session: .lock written, .hold flocked.
+	// --exit-on-eof: should the REPL die without cleaning up, the holder
+	// sees its stdin close and goes too.
+	h, pid, err := d.startHolder(ctx, exe, live.id)
+	if err != nil {
+		d.note(live.id, "inUse", "not set up: "+err.Error())
+	} else {
+		d.holders = append(d.holders, h)
+		d.note(live.id, "inUse", fmt.Sprintf("a CLI-like process (pid %d) holds the .lock and flocks the .hold", pid))
+	}
+
+	// The same, SIGKILLed: its .lock and .hold stay behind, the flock is
+	// gone. Dated back to the session's last update, as if it crashed then
+	// (a lock younger than the settle window would still count as opening).
+	if h, pid, err := d.startHolder(ctx, exe, killed.id); err != nil {
+		d.note(killed.id, "stale", "not set up: "+err.Error())
+	} else {
+		h.Process.Kill()
+		h.Wait()
+		crashed := now.Add(-killed.age)
+		for _, ext := range []string{".lock", ".hold"} {
+			p := filepath.Join(d.stateDir, killed.id, "inuse."+strconv.Itoa(pid)+ext)
+			if err := os.Chtimes(p, crashed, crashed); err != nil {
+				return d, err
+			}
+		}
+		d.note(killed.id, "stale", fmt.Sprintf("its CLI (pid %d) was SIGKILLed: .lock and unlocked .hold left behind", pid))
+	}
+
+	// A lock in the pre-.hold format naming a live process that started
+	// after the lock was written: the PID was reused. The process is this
+	// REPL, which outlives the demo.
+	me := os.Getpid()
+	if start, err := sessionlocks.ProcessStart(me); err != nil {
+		d.note(reused.id, "stale", "not set up: "+err.Error())
+	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-10*time.Minute-30*time.Second)); err != nil {
+		return d, err
+	} else {
+		d.note(reused.id, "stale", fmt.Sprintf("old-format .lock naming pid %d, which started after the lock was written (this REPL)", me))
+	}
+
+	// A lock in the pre-.hold format naming a live process that is older
+	// than the lock but is not the CLI: nothing proves it stale or live.
+	if start, err := sessionlocks.ProcessStart(1); err != nil || now.Sub(start) < 20*time.Second {
+		d.note(unverified.id, "unknown", "not set up: pid 1 is too young or unreadable")
+	} else {
+		written := now.Add(-min(time.Minute, now.Sub(start)/2))
+		if err := writeLock(d.stateDir, unverified.id, 1, written); err != nil {
+			return d, err
+		}
+		d.note(unverified.id, "unknown", "old-format .lock naming pid 1: alive and older than the lock, but not the CLI")
+	}
+	d.note(free.id, "free", "no lock files")
+	return d, nil
+}
+
+func (d *demo) note(id, state, what string) {
+	d.lines = append(d.lines, fmt.Sprintf("  %s  %-7s  %s", id[:8], state, what))
+}
+
+func (d *demo) banner() string {
+	return "demo state dir " + d.stateDir + " (removed on exit):\n" + strings.Join(d.lines, "\n") +
+		"\ntry: listSessions, canResume 5e55, reclaimStale dryRun=true, .help\n"
+}
+
+// startHolder runs `exe _fakecli` on a session and waits for its "ready <pid>".
+func (d *demo) startHolder(ctx context.Context, exe, id string) (*exec.Cmd, int, error) {
+	cmd := exec.Command(exe, "_fakecli", "--state-dir", d.stateDir, "--session", id, "--exit-on-eof")
+	repl.Isolate(cmd)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	d.stdins = append(d.stdins, stdin)
+	ready := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- l
+		io.Copy(io.Discard, stdout)
+	}()
+	fail := func(err error) (*exec.Cmd, int, error) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return nil, 0, err
+	}
+	select {
+	case l := <-ready:
+		f := strings.Fields(l)
+		if len(f) != 2 || f[0] != "ready" {
+			return fail(errors.New("fake CLI did not open the session"))
+		}
+		pid, err := strconv.Atoi(f[1])
+		if err != nil {
+			return fail(fmt.Errorf("fake CLI said %q", l))
+		}
+		return cmd, pid, nil
+	case <-time.After(10 * time.Second):
+		return fail(errors.New("fake CLI not ready after 10s"))
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+}
+
+// cleanup ends the holders and removes everything the demo made.
+func (d *demo) cleanup() {
+	for _, h := range d.holders {
+		h.Process.Kill()
+		h.Wait()
+	}
+	for _, c := range d.stdins {
+		c.Close()
+	}
+	d.holders, d.stdins = nil, nil
+	os.RemoveAll(d.root)
+}
+
+func writeWorkspace(stateDir, id, name, cwd string, created, updated time.Time) error {
+	dir := filepath.Join(stateDir, id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	y := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: copilot-cli\nname: %s\nuser_named: false\nsummary_count: 1\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n",
+		id, cwd, name, created.UTC().Format(time.RFC3339Nano), updated.UTC().Format(time.RFC3339Nano))
+	return os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(y), 0o600)
+}
+
+// writeLock writes inuse.<pid>.lock as a CLI before 1.0.102 did, dated written.
+func writeLock(stateDir, id string, pid int, written time.Time) error {
+	p := filepath.Join(stateDir, id, "inuse."+strconv.Itoa(pid)+".lock")
+	if err := os.WriteFile(p, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Chtimes(p, written, written)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/copilot-ide/sessionlocks/internal/repl"
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+)
+
+func init() {
+	register("repl", command{
+		summary: "type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)",
+		run:     runREPL,
+	})
+}
+
+func runREPL(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sessionlocks repl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color]
+
+Starts "sessionlocks serve" and talks JSON-RPC to it over its stdin and stdout,
+as the IDE does. Type .help once it is running. When stdin is not a terminal,
+reads one command a line and exits at the end of input: 1 if a command failed.
+At a terminal, input history is kept in <user config dir>/sessionlocks/history.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
+	demo := fs.Bool("demo", false, "run on a throwaway state dir holding one session of each kind; removed on exit")
+	trace := fs.Bool("trace", false, "show raw frames from the first prompt on (.trace on)")
+	noColor := fs.Bool("no-color", false, "never colour output (NO_COLOR in the environment does the same)")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sessionlocks repl: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *demo && *stateDir != "" {
+		fmt.Fprintln(stderr, "sessionlocks repl: --demo makes its own state dir; drop --state-dir")
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "sessionlocks repl: cannot find my own executable to run serve:", err)
+		return 1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+
+	var banner string
+	if *demo {
+		d, err := startDemo(ctx, exe)
+		if err != nil {
+			fmt.Fprintln(stderr, "sessionlocks repl --demo:", err)
+			return 1
+		}
+		defer d.cleanup()
+		*stateDir = d.stateDir
+		banner = d.banner()
+	}
+	if *stateDir == "" {
+		if *stateDir, err = sessionlocks.DefaultStateDir(); err != nil {
+			fmt.Fprintln(stderr, "sessionlocks repl:", err)
+			return 1
+		}
+	}
+
+	out, ok := stdout.(*os.File)
+	interactive := ok && repl.IsTerminal(os.Stdin) && repl.IsTerminal(out)
+	color := interactive && !*noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+
+	history := ""
+	if interactive {
+		if dir, err := os.UserConfigDir(); err == nil {
+			history = filepath.Join(dir, "sessionlocks", "history")
+		}
+	}
+	return repl.Run(ctx, repl.Options{
+		Serve:       []string{exe, "serve", "--state-dir", *stateDir, "--log-level", "warn"},
+		In:          os.Stdin,
+		Out:         stdout,
+		Err:         stderr,
+		Interactive: interactive,
+		Color:       color,
+		Trace:       *trace,
+		HistoryFile: history,
+		Banner:      banner,
+	})
+}

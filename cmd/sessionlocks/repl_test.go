@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The REPL's transcript tests feed testdata/repl/NAME.repl to the built
+// binary's `repl` on a pipe and compare what it prints with NAME.golden,
+// after masking what changes from run to run. A script's first line may be
+// "# args: ..." (flags for repl; $STATE is a fresh empty directory).
+// go test ./cmd/sessionlocks -run TestREPLTranscripts -update rewrites the golden files.
+
+func init() {
+	// Another test file in this package may define -update too.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// testEnv keeps the REPL away from the user's config and real state dir.
+func testEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "HOME", "XDG_CONFIG_HOME", "COPILOT_HOME", "NO_COLOR", "TMPDIR":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"COPILOT_HOME="+filepath.Join(home, ".copilot"), "TMPDIR="+filepath.Join(home, "tmp"))
+}
+
+func TestREPLTranscripts(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the demo's fake CLI needs flock")
+	}
+	bin := serveBinary(t)
+	scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "repl", "*.repl"))
+	if len(scripts) == 0 {
+		t.Fatal("no scripts in testdata/repl")
+	}
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".repl")
+		t.Run(name, func(t *testing.T) {
+			input, err := os.ReadFile(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
+			state := filepath.Join(home, "state")
+			args := []string{"repl"}
+			if first, _, _ := strings.Cut(string(input), "\n"); strings.HasPrefix(first, "# args:") {
+				for _, a := range strings.Fields(strings.TrimPrefix(first, "# args:")) {
+					args = append(args, strings.ReplaceAll(a, "$STATE", state))
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, args...)
+			cmd.Env = testEnv(home)
+			cmd.Stdin = bytes.NewReader(input)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err = cmd.Run()
+			code := 0
+			if err != nil {
+				ee, ok := err.(*exec.ExitError)
+				if !ok {
+					t.Fatal(err)
+				}
+				code = ee.ExitCode()
+			}
+			// The server's own log lines (its stderr, which the REPL shows
+			// as "serve: ...") depend on timing; they are logged, not compared.
+			var out strings.Builder
+			for _, l := range strings.SplitAfter(stdout.String(), "\n") {
+				if strings.HasPrefix(l, "serve: ") {
+					t.Log(strings.TrimSpace(l))
+					continue
+				}
+				out.WriteString(l)
+			}
+			got := mask(out.String(), home, state, filepath.Dir(bin))
+			if stderr.Len() > 0 {
+				got += "-- stderr --\n" + mask(stderr.String(), home, state, filepath.Dir(bin))
+			}
+			got += fmt.Sprintf("-- exit %d --\n", code)
+
+			// The demo cleans up after itself: nothing left in TMPDIR.
+			if left, _ := os.ReadDir(filepath.Join(home, "tmp")); len(left) > 0 {
+				t.Errorf("the demo left %d entries in TMPDIR, e.g. %s", len(left), left[0].Name())
+			}
+
+			golden := strings.TrimSuffix(script, ".repl") + ".golden"
+			if updating() {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("transcript differs from %s (run with -update to accept):\n%s", golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+var masks = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	// Durations the REPL prints after each call.
+	{regexp.MustCompile(`\(\d+(\.\d+)?(µs|ms|s)\)`), "(DURATION)"},
+	{regexp.MustCompile(`after \d+(\.\d+)?(µs|ms|s)`), "after DURATION"},
+	// Times: RFC 3339 and the engine's local "2006-01-02 15:04:05".
+	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "TIME"},
+	{regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?`), "TIME"},
+	// Replies carry temporary paths, so their length varies.
+	{regexp.MustCompile(`<-- Content-Length: \d+`), "<-- Content-Length: N"},
+	// Durations in the engine's sentences.
+	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|s) ago`), "DURATION ago"},
+	{regexp.MustCompile(`started \d\d:\d\d`), "started HH:MM"},
+	// The demo's unknown holder is pid 1, whatever it is on this machine.
+	{regexp.MustCompile(`(pid 1 is alive and older than the lock, but ).*( does not look like)`), "${1}CMD$2"},
+	{regexp.MustCompile(`pid 1 \([^)]*\)`), "pid 1 (NAME)"},
+	{regexp.MustCompile(`"command": ".*"`), `"command": "CMD"`},
+	// PIDs: pid 1 is stable, others are not.
+	{regexp.MustCompile(`(?i)(pid"?:? |inuse\.|process )\d{2,}`), "${1}PID"},
+	{regexp.MustCompile(`("terminated": \[)[\d, ]+`), "${1}PIDS"},
+	// Counters that depend on timing.
+	{regexp.MustCompile(`("uptimeMs"|"hits"|"misses"|"entries"|"events"|"rescans"|"notified"|"processes"|"dirs"): \d+`), "$1: N"},
+	{regexp.MustCompile(`("goVersion"|"os"|"arch"|"version"): "[^"]*"`), `$1: "X"`},
+	{regexp.MustCompile(`"cached": (true|false)`), `"cached": BOOL`},
+}
+
+func mask(s, home, state, bindir string) string {
+	s = strings.ReplaceAll(s, bindir, "$BIN")
+	s = strings.ReplaceAll(s, state, "$STATE")
+	s = regexp.MustCompile(regexp.QuoteMeta(filepath.Join(home, "tmp"))+`/sessionlocks-demo-\d+`).ReplaceAllString(s, "$$DEMO")
+	s = strings.ReplaceAll(s, home, "$HOME")
+	for _, m := range masks {
+		s = m.re.ReplaceAllString(s, m.with)
+	}
+	return s
+}
+
+// lineDiff shows the first lines where want and got differ, with context.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	var b strings.Builder
+	from := max(0, i-3)
+	for j := from; j < i; j++ {
+		b.WriteString("  " + w[j] + "\n")
+	}
+	for j := i; j < min(len(w), i+8); j++ {
+		b.WriteString("- " + w[j] + "\n")
+	}
+	for j := i; j < min(len(g), i+8); j++ {
+		b.WriteString("+ " + g[j] + "\n")
+	}
+	return "line " + strconv.Itoa(i+1) + ":\n" + b.String()
+}

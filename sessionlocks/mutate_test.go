@@ -284,9 +284,12 @@ func TestSymlinksAndStateDir(t *testing.T) {
 	t.Run("unreadable state dir", func(t *testing.T) {
 		file := filepath.Join(sd, "a-file")
 		os.WriteFile(file, nil, 0o644)
-		_, err := New(Options{StateDir: file}).List(ctx)
-		if !errors.Is(err, ErrStateDir) {
+		e := New(Options{StateDir: file})
+		if _, err := e.List(ctx); !errors.Is(err, ErrStateDir) {
 			t.Fatalf("List on a file = %v, want ErrStateDir", err)
+		}
+		if _, err := e.Session(ctx, "x"); !errors.Is(err, ErrStateDir) {
+			t.Fatalf("Session on a file = %v, want ErrStateDir", err)
 		}
 	})
 }

@@ -146,10 +146,14 @@ func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 	dir := filepath.Join(e.dir, id)
 	dirID, err := lstatID(dir)
 	if err != nil {
+		// Blame the state dir when it is the state dir that is wrong (not
+		// a directory, unreadable), so that callers get one error for it.
+		if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+			return nil, &StateDirError{Path: e.dir, Err: serr}
+		} else if serr == nil && !fi.IsDir() {
+			return nil, &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			if _, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-				return nil, &StateDirError{Path: e.dir, Err: serr}
-			}
 			return nil, nil
 		}
 		return nil, &FileError{Op: "lstat", Path: dir, Err: err}

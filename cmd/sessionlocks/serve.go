@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/version"
+	"github.com/copilot-ide/sessionlocks/rpc"
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+	"github.com/copilot-ide/sessionlocks/watch"
+)
+
+func init() {
+	register("serve", command{
+		summary: "speak JSON-RPC on stdin/stdout (what the IDE runs)",
+		run:     runServe,
+	})
+}
+
+// engineFlags are the flags that configure the engine; serve and call share them.
+type engineFlags struct {
+	stateDir string
+	settle   time.Duration
+	cacheTTL time.Duration
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.stateDir, "state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
+	fs.DurationVar(&f.settle, "settle", sessionlocks.DefaultSettle, "a live process's lock younger than this counts as starting")
+	fs.DurationVar(&f.cacheTTL, "cache-ttl", sessionlocks.DefaultCacheTTL, "how long a probe result is reused (0 or negative: no cache)")
+}
+
+func (f *engineFlags) engine(log *slog.Logger) (*sessionlocks.Engine, error) {
+	dir := f.stateDir
+	if dir == "" {
+		d, err := sessionlocks.DefaultStateDir()
+		if err != nil {
+			return nil, fmt.Errorf("finding the default state directory: %w (use --state-dir)", err)
+		}
+		dir = d
+	}
+	ttl := f.cacheTTL
+	if ttl == 0 {
+		ttl = -1 // the flag says 0 means no cache; the engine's 0 means its default
+	}
+	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: f.settle, CacheTTL: ttl, Logger: log}), nil
+}
+
+func runServe(args []string, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sessionlocks serve [flags]")
+		fmt.Fprintln(stderr, "\nSpeaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited")
+		fmt.Fprintln(stderr, "(detected from the first byte). Exits when stdin closes. Logs go to stderr.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	var ef engineFlags
+	ef.register(fs)
+	noWatch := fs.Bool("no-watch", false, "do not watch for changes (no sessionsChanged notifications)")
+	watchMode := fs.String("watch", string(watch.ModeAuto), "how to watch: auto, notify (file events everywhere) or poll (events on locked sessions, mtime polling elsewhere)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
+	trace := fs.Bool("trace", false, "log every message body read and written (at info level, so it shows with the default --log-level)")
+	maxMsg := fs.Int64("max-message-size", rpc.DefaultMaxMessageSize, "largest accepted message in bytes; larger ones are discarded and answered with an error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sessionlocks serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	mode := watch.Mode(*watchMode)
+	switch mode {
+	case watch.ModeAuto, watch.ModeNotify, watch.ModePoll:
+	default:
+		fmt.Fprintf(stderr, "sessionlocks serve: --watch must be auto, notify or poll, not %q\n", *watchMode)
+		return 2
+	}
+	log, closeLog, err := newLogger(*logLevel, *logFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sessionlocks serve:", err)
+		return 2
+	}
+	defer closeLog()
+	slog.SetDefault(log)
+
+	engine, err := ef.engine(log)
+	if err != nil {
+		log.Error(err.Error())
+		return 1
+	}
+	// Take stdout before anything can write to it.
+	stdio, err := rpc.Stdio()
+	if err != nil {
+		log.Error("taking over stdout", "error", err)
+		return 1
+	}
+
+	opts := rpc.Options{Engine: engine, Logger: log, MaxMessageSize: *maxMsg}
+	if *trace {
+		opts.Trace = func(in bool, body []byte) {
+			dir := "send"
+			if in {
+				dir = "recv"
+			}
+			log.Info("trace", "dir", dir, "body", string(body))
+		}
+	}
+	if !*noWatch {
+		// A watcher that cannot start costs notifications, not answers.
+		w, err := watch.New(engine, watch.Options{Mode: mode, Logger: log})
+		if err != nil {
+			log.Warn("not watching for changes; sessionsChanged will not be sent", "error", err)
+		} else {
+			opts.Watcher = w
+		}
+	}
+
+	// An IDE that closes our stderr must not kill us with SIGPIPE on the
+	// next log line (Go's default for fds 1 and 2); the write fails instead.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Info("serving", "version", version.Version, "pid", os.Getpid(), "stateDir", engine.StateDir(), "watch", opts.Watcher != nil)
+	err = rpc.NewServer(opts).Serve(ctx, stdio)
+	switch {
+	case err == nil:
+		log.Info("stdin closed; exiting")
+	case errors.Is(err, context.Canceled):
+		log.Info("signalled; exiting")
+	default:
+		log.Error("serve failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// newLogger logs text to stderr or, with path, appends to a file.
+func newLogger(level, path string, stderr io.Writer) (*slog.Logger, func(), error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		return nil, nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	w, closer := stderr, func() {}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closer = f, func() { f.Close() }
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), closer, nil
+}

@@ -1,0 +1,287 @@
+package rpc
+
+// The one place where the engine's types become wire types.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+	"github.com/copilot-ide/sessionlocks/watch"
+)
+
+// timeLayout is RFC 3339 with milliseconds, always three digits, so that
+// every time on the wire has the same shape and JavaScript's Date parses it.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// wireTime formats t in UTC, or returns "" (an absent field) for the zero time.
+func wireTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeLayout)
+}
+
+func wireHolder(h sessionlocks.Holder) Holder {
+	w := Holder{
+		SessionID:      h.SessionID,
+		PID:            h.PID,
+		LockFile:       h.LockFile,
+		HoldFile:       h.HoldFile,
+		Verdict:        Verdict(h.Verdict),
+		Reason:         Reason(h.Reason),
+		Detail:         h.Detail,
+		LockWrittenAt:  wireTime(h.LockWrittenAt),
+		ProbedAt:       wireTime(h.ProbedAt),
+		Cached:         h.Cached,
+		WriterVerified: h.WriterVerified,
+	}
+	if w.LockWrittenAt == "" {
+		// Required on the wire; the engine always has an mtime for a file it
+		// found, so this is only a guard against an empty string.
+		w.LockWrittenAt = wireTime(time.Unix(0, 0))
+	}
+	if w.ProbedAt == "" {
+		w.ProbedAt = wireTime(time.Unix(0, 0))
+	}
+	if p := h.Process; p != nil && (!p.StartedAt.IsZero() || p.Command != "") {
+		w.Process = &Process{StartedAt: wireTime(p.StartedAt), Command: p.Command}
+	}
+	return w
+}
+
+func wireHolders(hs []sessionlocks.Holder) []Holder {
+	out := make([]Holder, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, wireHolder(h))
+	}
+	return out
+}
+
+func wireSession(s sessionlocks.Session) Session {
+	return Session{
+		ID:         s.ID,
+		Dir:        s.Dir,
+		Name:       s.Name,
+		CWD:        s.CWD,
+		Repository: s.Repository,
+		Branch:     s.Branch,
+		ClientName: s.ClientName,
+		CreatedAt:  wireTime(s.CreatedAt),
+		UpdatedAt:  wireTime(s.UpdatedAt),
+		State:      SessionState(s.State),
+		Conflict:   s.Conflict,
+		Holders:    wireHolders(s.Holders),
+	}
+}
+
+func wireSessions(ss []sessionlocks.Session) []Session {
+	out := make([]Session, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, wireSession(s))
+	}
+	return out
+}
+
+func wireReclaim(r sessionlocks.ReclaimResult) *ReclaimStaleResult {
+	out := &ReclaimStaleResult{
+		Reclaimed: wireHolders(r.Reclaimed),
+		Kept:      wireHolders(r.Kept),
+		Failed:    make([]ReclaimFailure, 0, len(r.Failed)),
+	}
+	for _, f := range r.Failed {
+		msg := "unknown error"
+		if f.Err != nil {
+			msg = f.Err.Error()
+		}
+		out.Failed = append(out.Failed, ReclaimFailure{Holder: wireHolder(f.Holder), Error: msg})
+	}
+	return out
+}
+
+func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
+	terminated := r.Terminated
+	if terminated == nil {
+		terminated = []int{}
+	}
+	return &ForceResumeResult{
+		SessionID:  id,
+		Removed:    wireHolders(r.Removed),
+		Terminated: terminated,
+		Session:    wireSession(r.Session),
+	}
+}
+
+func wireChange(c watch.Change) SessionsChangedParams {
+	removed := c.Removed
+	if removed == nil {
+		removed = []string{}
+	}
+	return SessionsChangedParams{Changed: wireSessions(c.Changed), Removed: removed}
+}
+
+func wireWatch(st watch.Stats) *WatchStatus {
+	return &WatchStatus{
+		Mode:      string(st.Mode),
+		Dirs:      st.Dirs,
+		Processes: st.Processes,
+		Events:    st.Events,
+		Rescans:   st.Rescans,
+		Notified:  st.Notified,
+	}
+}
+
+// resumeMessage is canResume's one sentence for the IDE's prompt. Clock
+// times are local: the person reading the prompt sits at this machine.
+func resumeMessage(s sessionlocks.Session, now time.Time) string {
+	var live, unknown, stale []sessionlocks.Holder
+	for _, h := range s.Holders {
+		switch h.Verdict {
+		case sessionlocks.Live:
+			live = append(live, h)
+		case sessionlocks.Unknown:
+			unknown = append(unknown, h)
+		default:
+			stale = append(stale, h)
+		}
+	}
+	switch {
+	case len(live) > 0:
+		msg := "In use by " + describeHolder(live[0], now)
+		if n := len(live) - 1; n > 0 {
+			msg += fmt.Sprintf(" and %d other %s", n, plural(n, "process", "processes"))
+		}
+		if s.Conflict {
+			msg += " (more than one process holds it)"
+		}
+		return msg + "."
+	case len(unknown) > 0:
+		h := unknown[0]
+		msg := "Might be in use by " + describeHolder(h, now)
+		if n := len(unknown) - 1; n > 0 {
+			msg += fmt.Sprintf(" and %d other %s", n, plural(n, "process", "processes"))
+		}
+		msg += ": cannot tell"
+		if d := strings.TrimRight(h.Detail, "."); d != "" {
+			msg += " (" + d + ")"
+		}
+		return msg + "."
+	case len(stale) > 0:
+		pids := make([]string, len(stale))
+		for i, h := range stale {
+			pids[i] = fmt.Sprint(h.PID)
+		}
+		return fmt.Sprintf("Not in use: the %s left by %s %s %s stale and can be reclaimed.",
+			plural(len(stale), "lock", "locks"), plural(len(stale), "pid", "pids"), strings.Join(pids, ", "),
+			plural(len(stale), "is", "are"))
+	}
+	return "Not in use: no process holds this session."
+}
+
+// describeHolder says "pid 4242 (copilot), started 10:02".
+func describeHolder(h sessionlocks.Holder, now time.Time) string {
+	out := fmt.Sprintf("pid %d", h.PID)
+	if p := h.Process; p != nil {
+		if name := commandName(p); name != "" {
+			out += " (" + name + ")"
+		}
+		if !p.StartedAt.IsZero() {
+			out += ", started " + clock(p.StartedAt, now)
+		}
+	}
+	return out
+}
+
+func commandName(p *sessionlocks.Process) string {
+	arg0 := ""
+	if len(p.Argv) > 0 {
+		arg0 = p.Argv[0]
+	} else if i := strings.Index(strings.ToLower(p.Command), ".exe"); i >= 0 {
+		arg0 = p.Command[:i+len(".exe")] // a Windows path may contain spaces
+	} else if f := strings.Fields(p.Command); len(f) > 0 {
+		arg0 = f[0]
+	}
+	// filepath.Base does not split on '\' off Windows; a Windows path may be
+	// reported anywhere the tests run.
+	if i := strings.LastIndexAny(arg0, `/\`); i >= 0 {
+		arg0 = arg0[i+1:]
+	}
+	return arg0
+}
+
+func clock(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	y1, m1, d1 := t.Date()
+	y2, m2, d2 := now.Date()
+	switch {
+	case y1 == y2 && m1 == m2 && d1 == d2:
+		return t.Format("15:04")
+	case y1 == y2:
+		return t.Format("Jan 2 15:04")
+	}
+	return t.Format("Jan 2 2006 15:04")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// toWireError maps an engine error onto a JSON-RPC error, or returns nil
+// when it is none the protocol names (the caller answers -32603).
+func toWireError(err error) error {
+	var (
+		je  *Error
+		ide *sessionlocks.IDError
+		nfe *sessionlocks.NotFoundError
+		sde *sessionlocks.StateDirError
+		fe  *sessionlocks.FileError
+	)
+	switch {
+	case errors.As(err, &je):
+		return err
+	case errors.As(err, &ide):
+		return paramsError("", "%s", ide.Error())
+	case errors.As(err, &nfe):
+		return newError(CodeSessionNotFound, err.Error(), &ErrorData{SessionID: nfe.ID, StateDir: nfe.Dir})
+	case errors.Is(err, sessionlocks.ErrNotFound):
+		return newError(CodeSessionNotFound, err.Error(), nil)
+	case errors.As(err, &sde):
+		cause := osError(sde.Err)
+		return newError(CodeStateDir, fmt.Sprintf("state directory %s unreadable: %s", sde.Path, cause), &ErrorData{Path: sde.Path, Error: cause})
+	case errors.Is(err, sessionlocks.ErrStateDir):
+		return newError(CodeStateDir, err.Error(), nil)
+	case errors.As(err, &fe):
+		cause := osError(fe.Err)
+		return newError(CodeFileOp, fmt.Sprintf("%s %s: %s", fe.Op, fe.Path, cause), &ErrorData{Path: fe.Path, Op: fe.Op, Error: cause})
+	case errors.Is(err, sessionlocks.ErrBusy):
+		return newError(CodeSessionBusy, err.Error(), nil)
+	case errors.Is(err, sessionlocks.ErrInvalidID):
+		return paramsError("", "%s", err.Error())
+	}
+	return nil
+}
+
+// osError is the operating system's own message ("permission denied"),
+// without the op and path an *fs.PathError repeats: the error data carries
+// those separately.
+func osError(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil {
+		return pe.Err.Error()
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,460 @@
+package rpc
+
+// This file is the wire contract: every params, result and notification type,
+// and the tables of methods and notifications that the dispatcher and the
+// schema generator (schema/) both walk. The doc comments become the JSON
+// Schema descriptions, so they are written for the reader of the schema.
+// Struct tags: a field without omitempty is required; `jsonschema` tags carry
+// enums, defaults and bounds for github.com/invopop/jsonschema.
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+
+	"github.com/copilot-ide/sessionlocks/schema"
+)
+
+// SessionState summarises a session from the verdicts on its holders.
+type SessionState string
+
+// The session states.
+const (
+	// SessionFree means the session has no lock files at all.
+	SessionFree SessionState = "free"
+	// SessionInUse means at least one process is, or is about to be, writing the session.
+	SessionInUse SessionState = "inUse"
+	// SessionUnknown means no holder is known to be live but at least one could not be judged.
+	SessionUnknown SessionState = "unknown"
+	// SessionStale means every holder is a leftover of a process that is gone.
+	SessionStale SessionState = "stale"
+)
+
+// SessionStates lists every SessionState; a test keeps it in step with the
+// enum tag on Session.State.
+var SessionStates = []SessionState{SessionFree, SessionInUse, SessionUnknown, SessionStale}
+
+// Verdict is the judgement on one lock holder.
+type Verdict string
+
+// The verdicts.
+const (
+	// VerdictLive means a process that is (or is about to be) writing the session holds the lock.
+	VerdictLive Verdict = "live"
+	// VerdictStale means the lock was left behind by a process that is gone.
+	VerdictStale Verdict = "stale"
+	// VerdictUnknown means the evidence is missing; such a lock is never reclaimed automatically.
+	VerdictUnknown Verdict = "unknown"
+)
+
+// Verdicts lists every Verdict.
+var Verdicts = []Verdict{VerdictLive, VerdictStale, VerdictUnknown}
+
+// Reason names the rule that produced a verdict. The values are the engine's
+// (sessionlocks.AllReasons); a test keeps the two in step.
+type Reason string
+
+// Reasons lists every Reason, in the order the rules are documented: live
+// ones (hold-locked, verified, starting), stale ones (hold-released,
+// process-exited, pid-reused, predates-boot), unknown ones (unverified,
+// unprobeable).
+var Reasons = []Reason{
+	"hold-locked", "verified", "starting",
+	"hold-released", "process-exited", "pid-reused", "predates-boot",
+	"unverified", "unprobeable",
+}
+
+// Process is what is known about the process a lock names.
+type Process struct {
+	// StartedAt is when the process started (RFC 3339, UTC); absent when unknown.
+	StartedAt string `json:"startedAt,omitempty" jsonschema:"format=date-time"`
+	// Command is the process's command line, arguments joined by spaces; absent when unreadable.
+	Command string `json:"command,omitempty"`
+}
+
+// Holder is one inuse.<pid>.lock file (with its inuse.<pid>.hold, if present) and the verdict on it.
+type Holder struct {
+	// SessionID is the id of the session whose directory holds the lock.
+	SessionID string `json:"sessionId"`
+	// PID is the process id the lock names.
+	PID int `json:"pid"`
+	// LockFile is the absolute path of inuse.<pid>.lock (for a .hold whose .lock is gone, the path the .lock would have).
+	LockFile string `json:"lockFile"`
+	// HoldFile is the absolute path of inuse.<pid>.hold; absent when there is none.
+	HoldFile string `json:"holdFile,omitempty"`
+	// Verdict is the judgement: live, stale or unknown.
+	Verdict Verdict `json:"verdict" jsonschema:"enum=live,enum=stale,enum=unknown"`
+	// Reason names the rule that produced the verdict.
+	Reason Reason `json:"reason" jsonschema:"enum=hold-locked,enum=verified,enum=starting,enum=hold-released,enum=process-exited,enum=pid-reused,enum=predates-boot,enum=unverified,enum=unprobeable"`
+	// Detail is one sentence a person can read, saying why.
+	Detail string `json:"detail"`
+	// LockWrittenAt is the modification time of the .lock (of the .hold when the .lock is gone), RFC 3339, UTC.
+	LockWrittenAt string `json:"lockWrittenAt" jsonschema:"format=date-time"`
+	// Process is what is known about the named process; absent when it does not exist or could not be examined.
+	Process *Process `json:"process,omitempty"`
+	// ProbedAt is when the verdict was reached (RFC 3339, UTC).
+	ProbedAt string `json:"probedAt" jsonschema:"format=date-time"`
+	// Cached is true when the verdict came from the probe cache rather than a fresh probe.
+	Cached bool `json:"cached"`
+	// WriterVerified is true when the process is alive, older than the lock and recognisably the Copilot CLI: only such a process is signalled by forceResume with terminate.
+	WriterVerified bool `json:"writerVerified"`
+}
+
+// Session is one directory under the state directory and the verdicts on its lock holders.
+type Session struct {
+	// ID is the session id, the name of its directory.
+	ID string `json:"id"`
+	// Dir is the absolute path of the session directory.
+	Dir string `json:"dir"`
+	// Name is the session's name from workspace.yaml; absent when unset.
+	Name string `json:"name,omitempty"`
+	// CWD is the working directory the session was started in; absent when unknown.
+	CWD string `json:"cwd,omitempty"`
+	// Repository is the repository the session works on; absent when unknown.
+	Repository string `json:"repository,omitempty"`
+	// Branch is the git branch the session works on; absent when unknown.
+	Branch string `json:"branch,omitempty"`
+	// ClientName is the client that created the session (for example the CLI or an IDE); absent when unknown.
+	ClientName string `json:"clientName,omitempty"`
+	// CreatedAt is when the session was created (RFC 3339, UTC); absent when unknown.
+	CreatedAt string `json:"createdAt,omitempty" jsonschema:"format=date-time"`
+	// UpdatedAt is when the session was last updated (RFC 3339, UTC); absent when unknown.
+	UpdatedAt string `json:"updatedAt,omitempty" jsonschema:"format=date-time"`
+	// State summarises the holders: free, inUse, unknown or stale.
+	State SessionState `json:"state" jsonschema:"enum=free,enum=inUse,enum=unknown,enum=stale"`
+	// Conflict is true when more than one process holds the session at once, which the CLI does not expect.
+	Conflict bool `json:"conflict"`
+	// Holders are the session's lock holders, possibly none.
+	Holders []Holder `json:"holders"`
+}
+
+// ListSessionsParams are the parameters of listSessions.
+type ListSessionsParams struct {
+	// IDs restricts the answer to these sessions; each must exist. Absent means every session.
+	IDs []string `json:"ids,omitempty"`
+	// IncludeFree includes sessions with no lock files; defaults to true.
+	IncludeFree *bool `json:"includeFree,omitempty" jsonschema:"default=true"`
+	// Limit is the most sessions to return; absent means no limit, 0 returns only the total.
+	Limit *int `json:"limit,omitempty" jsonschema:"minimum=0"`
+	// Offset is how many sessions (after filtering, newest first) to skip; defaults to 0.
+	Offset int `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// ListSessionsResult is the result of listSessions.
+type ListSessionsResult struct {
+	// StateDir is the absolute state directory that was read.
+	StateDir string `json:"stateDir"`
+	// Total is how many sessions matched before limit and offset were applied.
+	Total int `json:"total"`
+	// Sessions are the matching sessions, newest updatedAt first.
+	Sessions []Session `json:"sessions"`
+}
+
+// CanResumeParams are the parameters of canResume.
+type CanResumeParams struct {
+	// SessionID is the session to judge.
+	SessionID string `json:"sessionId"`
+}
+
+// CanResumeResult is the result of canResume: a fresh judgement, never from the cache.
+type CanResumeResult struct {
+	// SessionID is the session that was judged.
+	SessionID string `json:"sessionId"`
+	// CanResume is true when nobody is, or might be, writing the session: its state is free or stale.
+	CanResume bool `json:"canResume"`
+	// State is the session's state.
+	State SessionState `json:"state" jsonschema:"enum=free,enum=inUse,enum=unknown,enum=stale"`
+	// Conflict is true when more than one process holds the session at once.
+	Conflict bool `json:"conflict"`
+	// Holders are the session's lock holders, freshly probed.
+	Holders []Holder `json:"holders"`
+	// Message is one sentence for the IDE's prompt, for example "In use by pid 4242 (copilot), started 10:02.".
+	Message string `json:"message"`
+}
+
+// ReclaimStaleParams are the parameters of reclaimStale.
+type ReclaimStaleParams struct {
+	// SessionIDs restricts reclaiming to these sessions; absent means every session.
+	SessionIDs []string `json:"sessionIds,omitempty"`
+	// DryRun reports what would be reclaimed without removing anything.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// ReclaimFailure is a stale holder whose files could not be removed.
+type ReclaimFailure struct {
+	// Holder is the holder that was to be reclaimed.
+	Holder Holder `json:"holder"`
+	// Error says what went wrong.
+	Error string `json:"error"`
+}
+
+// ReclaimStaleResult is the result of reclaimStale.
+type ReclaimStaleResult struct {
+	// Reclaimed are the stale holders whose files were removed (or, with dryRun, would be).
+	Reclaimed []Holder `json:"reclaimed"`
+	// Kept are the holders left alone because they are live or unknown.
+	Kept []Holder `json:"kept"`
+	// Failed are the stale holders whose files could not be removed.
+	Failed []ReclaimFailure `json:"failed"`
+}
+
+// ForceResumeParams are the parameters of forceResume.
+type ForceResumeParams struct {
+	// SessionID is the session to take over.
+	SessionID string `json:"sessionId"`
+	// Terminate sends SIGTERM to live holders verified to be the Copilot CLI before removing their locks; defaults to false.
+	Terminate bool `json:"terminate,omitempty" jsonschema:"default=false"`
+	// GraceMs is how long to wait, in milliseconds, for terminated holders to exit; defaults to 3000, at most 60000.
+	GraceMs *int `json:"graceMs,omitempty" jsonschema:"default=3000,minimum=0,maximum=60000"`
+}
+
+// ForceResumeResult is the result of forceResume.
+type ForceResumeResult struct {
+	// SessionID is the session that was taken over.
+	SessionID string `json:"sessionId"`
+	// Removed are the holders whose files were removed.
+	Removed []Holder `json:"removed"`
+	// Terminated are the process ids that were sent SIGTERM.
+	Terminated []int `json:"terminated"`
+	// Session is the session as it is afterwards.
+	Session Session `json:"session"`
+}
+
+// StatusParams are the parameters of status: none.
+type StatusParams struct{}
+
+// CacheStatus describes the probe cache.
+type CacheStatus struct {
+	// TTLMs is how long a probe result is reused, in milliseconds; 0 means the cache is off.
+	TTLMs int64 `json:"ttlMs"`
+	// Entries is how many probe results the cache holds.
+	Entries int `json:"entries"`
+	// Hits counts lookups answered from the cache.
+	Hits uint64 `json:"hits"`
+	// Misses counts lookups that needed a fresh probe.
+	Misses uint64 `json:"misses"`
+}
+
+// Platform names the operating system and architecture the server runs on.
+type Platform struct {
+	// OS is the operating system, as Go names it (linux, darwin, windows).
+	OS string `json:"os"`
+	// Arch is the architecture, as Go names it (amd64, arm64).
+	Arch string `json:"arch"`
+}
+
+// WatchStatus describes the watcher that pushes sessionsChanged.
+type WatchStatus struct {
+	// Mode is the watch mode in force: notify or poll.
+	Mode string `json:"mode" jsonschema:"enum=auto,enum=notify,enum=poll"`
+	// Dirs is how many directories are watched for file events.
+	Dirs int `json:"dirs"`
+	// Processes is how many holder processes are watched for exit.
+	Processes int `json:"processes"`
+	// Events counts the file and process events seen.
+	Events uint64 `json:"events"`
+	// Rescans counts full rescans of the state directory.
+	Rescans uint64 `json:"rescans"`
+	// Notified counts the sessionsChanged notifications delivered.
+	Notified uint64 `json:"notified"`
+}
+
+// StatusResult is the result of status.
+type StatusResult struct {
+	// Version is the server's version.
+	Version string `json:"version"`
+	// GoVersion is the Go release the server was built with.
+	GoVersion string `json:"goVersion"`
+	// PID is the server's process id.
+	PID int `json:"pid"`
+	// StateDir is the absolute state directory the server reads.
+	StateDir string `json:"stateDir"`
+	// Watching is true while sessionsChanged notifications are being pushed.
+	Watching bool `json:"watching"`
+	// Watch describes the watcher; absent when the server is not watching.
+	Watch *WatchStatus `json:"watch,omitempty"`
+	// UptimeMs is how long the server has been running, in milliseconds.
+	UptimeMs int64 `json:"uptimeMs"`
+	// SettleMs is the settle window in milliseconds: a live process's lock younger than this counts as starting.
+	SettleMs int64 `json:"settleMs"`
+	// Cache describes the probe cache.
+	Cache CacheStatus `json:"cache"`
+	// Platform names the operating system and architecture.
+	Platform Platform `json:"platform"`
+}
+
+// SessionsChangedParams are the parameters of the sessionsChanged notification.
+type SessionsChangedParams struct {
+	// Changed are the sessions whose state, holders or metadata changed, in full, as listSessions returns them.
+	Changed []Session `json:"changed"`
+	// Removed are the ids of sessions whose directory is gone.
+	Removed []string `json:"removed"`
+}
+
+// CancelParams are the parameters of the $/cancelRequest notification.
+type CancelParams struct {
+	// ID is the id of the request to cancel, a string or an integer.
+	ID json.RawMessage `json:"id"`
+}
+
+// ErrorCode is one JSON-RPC error code the server answers with.
+type ErrorCode struct {
+	// Code is the JSON-RPC error code.
+	Code int64
+	// Name is a short name for the code, for documentation and generated clients.
+	Name string
+	// Description says when the code is used and what its data holds.
+	Description string
+}
+
+// The error codes. The first five are JSON-RPC's and LSP's own.
+const (
+	CodeParseError       = -32700
+	CodeInvalidRequest   = -32600
+	CodeMethodNotFound   = -32601
+	CodeInvalidParams    = -32602
+	CodeInternalError    = -32603
+	CodeRequestCancelled = -32800
+	CodeSessionNotFound  = -32001
+	CodeStateDir         = -32002
+	CodeFileOp           = -32003
+	CodeSessionBusy      = -32004
+)
+
+// The error codes with their documentation.
+var (
+	ErrorParse = ErrorCode{CodeParseError, "ParseError",
+		"The message is not valid JSON, or its framing (Content-Length header) is malformed. The id is null; the stream goes on."}
+	ErrorInvalidRequest = ErrorCode{CodeInvalidRequest, "InvalidRequest",
+		"The message is not a valid JSON-RPC 2.0 request, is a batch (not supported), or exceeds the size limit (it is discarded unread). The stream goes on."}
+	ErrorMethodNotFound = ErrorCode{CodeMethodNotFound, "MethodNotFound",
+		"No method of that name exists."}
+	ErrorInvalidParams = ErrorCode{CodeInvalidParams, "InvalidParams",
+		"A parameter is missing, unknown, of the wrong type or out of range, or a session id is not a safe single path component. The message names the parameter; data.field holds its path (for example sessionIds[2])."}
+	ErrorInternal = ErrorCode{CodeInternalError, "InternalError",
+		"The server failed unexpectedly (a bug); the failure is logged and the server keeps running."}
+	ErrorRequestCancelled = ErrorCode{CodeRequestCancelled, "RequestCancelled",
+		"The request was cancelled with $/cancelRequest before it finished."}
+	ErrorSessionNotFound = ErrorCode{CodeSessionNotFound, "SessionNotFound",
+		"No session directory has that id. data: {sessionId, stateDir}."}
+	ErrorStateDir = ErrorCode{CodeStateDir, "StateDirUnreadable",
+		"The state directory exists but cannot be read. data: {path, error}."}
+	ErrorFileOp = ErrorCode{CodeFileOp, "FileOperationFailed",
+		"A file operation failed. data: {path, op, error}."}
+	ErrorSessionBusy = ErrorCode{CodeSessionBusy, "SessionBusy",
+		"Another process held the session's operation lock for too long; try again."}
+)
+
+// ErrorCodes lists every error code the server answers with.
+var ErrorCodes = []ErrorCode{
+	ErrorParse, ErrorInvalidRequest, ErrorMethodNotFound, ErrorInvalidParams, ErrorInternal,
+	ErrorRequestCancelled, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy,
+}
+
+// ErrorData is the data member of the errors that carry one. Which fields are
+// set depends on the code; see ErrorCodes.
+type ErrorData struct {
+	// Field is the path of the offending parameter (-32602), for example "sessionIds[2]".
+	Field string `json:"field,omitempty"`
+	// SessionID is the session that was not found (-32001).
+	SessionID string `json:"sessionId,omitempty"`
+	// StateDir is the state directory that was searched (-32001).
+	StateDir string `json:"stateDir,omitempty"`
+	// Path is the file or directory the failed operation was on (-32002, -32003).
+	Path string `json:"path,omitempty"`
+	// Op is the failed operation, for example remove, open or lock (-32003).
+	Op string `json:"op,omitempty"`
+	// Error is the operating system's error message (-32002, -32003).
+	Error string `json:"error,omitempty"`
+	// Limit is the message size limit in bytes (-32600 for an oversize message).
+	Limit int64 `json:"limit,omitempty"`
+	// Size is the size of the oversize message in bytes, as far as it was read (-32600).
+	Size int64 `json:"size,omitempty"`
+}
+
+// Method describes one method of the protocol. The dispatcher and the schema
+// generator both walk Methods, so adding a method is one table entry.
+type Method struct {
+	// Name is the JSON-RPC method name.
+	Name string
+	// Summary is one sentence saying what the method does.
+	Summary string
+	// Params is the type of the params object.
+	Params reflect.Type
+	// Result is the type of the result.
+	Result reflect.Type
+	// Errors are the error codes the method answers with, beyond -32700, -32600, -32601 and -32603 which any request may get.
+	Errors []ErrorCode
+
+	call func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
+}
+
+// Notification describes one notification of the protocol.
+type Notification struct {
+	// Name is the JSON-RPC method name.
+	Name string
+	// Summary is one sentence saying when it is sent.
+	Summary string
+	// Params is the type of the params object.
+	Params reflect.Type
+	// FromClient is true for a notification the client sends to the server ($/cancelRequest).
+	FromClient bool
+}
+
+// Method and notification names.
+const (
+	MethodListSessions    = "listSessions"
+	MethodCanResume       = "canResume"
+	MethodReclaimStale    = "reclaimStale"
+	MethodForceResume     = "forceResume"
+	MethodStatus          = "status"
+	MethodDiscover        = "rpc.discover"
+	NotifySessionsChanged = "sessionsChanged"
+	NotifyCancelRequest   = "$/cancelRequest"
+)
+
+// Methods is the method table.
+var Methods = []Method{
+	method(MethodListSessions,
+		"Lists the sessions in the state directory with the verdict on every lock holder, newest updatedAt first; verdicts may come from the probe cache.",
+		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
+		(*Server).listSessions),
+	method(MethodCanResume,
+		"Judges one session afresh (never from the cache) and says whether the IDE may resume it without asking.",
+		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
+		(*Server).canResume),
+	method(MethodReclaimStale,
+		"Removes the lock files of stale holders (never live or unknown ones) in the named sessions, or in all of them.",
+		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
+		(*Server).reclaimStale),
+	method(MethodForceResume,
+		"Removes every holder's lock files of one session, after the user chose to take it over; with terminate, first asks verified CLI holders to exit.",
+		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
+		(*Server).forceResume),
+	method(MethodStatus,
+		"Reports the server's version, state directory, watcher, cache and platform.",
+		nil,
+		(*Server).status),
+	method(MethodDiscover,
+		"Returns the OpenRPC document describing this protocol, as `sessionlocks schema` prints it (generated into schema/ by `make schema`).",
+		nil,
+		func(*Server, context.Context, *StatusParams) (*json.RawMessage, error) {
+			doc := json.RawMessage(schema.OpenRPC)
+			return &doc, nil
+		}),
+}
+
+// Notifications is the notification table.
+var Notifications = []Notification{
+	{
+		Name:    NotifySessionsChanged,
+		Summary: "Sent by the server when sessions changed state, holders or metadata, or were removed; bursts are coalesced.",
+		Params:  reflect.TypeFor[SessionsChangedParams](),
+	},
+	{
+		Name:       NotifyCancelRequest,
+		Summary:    "Sent by the client to cancel a running request; the request then fails with -32800 unless it already finished.",
+		Params:     reflect.TypeFor[CancelParams](),
+		FromClient: true,
+	},
+}

@@ -1,0 +1,583 @@
+// Package rpc is the JSON-RPC 2.0 surface of sessionlocks: the wire types and
+// method table (protocol.go), a hardened stream codec that detects
+// Content-Length or newline-delimited framing (stream.go), the server that
+// the IDE spawns over stdio (server.go), and a client for `sessionlocks call`,
+// the REPL and tests (client.go).
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/version"
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+	"github.com/copilot-ide/sessionlocks/watch"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Error is a JSON-RPC error object; calls made with Client return one when
+// the server answers with an error.
+type Error = jsonrpc2.Error
+
+func newError(code int64, msg string, data *ErrorData) *Error {
+	e := &Error{Code: code, Message: msg}
+	if data != nil {
+		e.SetError(data)
+	}
+	return e
+}
+
+// Watcher is what the server needs of a *watch.Watcher.
+type Watcher interface {
+	Run(ctx context.Context, notify func(watch.Change)) error
+	Stats() watch.Stats
+}
+
+// Options configure a Server.
+type Options struct {
+	// Engine answers every method; required.
+	Engine *sessionlocks.Engine
+	// Watcher, if set, is run by Serve and its changes are pushed as
+	// sessionsChanged notifications.
+	Watcher Watcher
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxMessageSize limits one incoming message; 0 means DefaultMaxMessageSize.
+	MaxMessageSize int64
+	// DrainTimeout is how long, once the input ends, the server waits for
+	// running requests to answer before it cancels them; 0 means 500ms, so
+	// that the process exits well within a second of stdin closing.
+	DrainTimeout time.Duration
+	// Trace, if set, sees every message body read or written.
+	Trace func(in bool, body []byte)
+
+	// sequential handles one request at a time, in order, so that transcript
+	// tests get their answers in a deterministic order.
+	sequential bool
+}
+
+// Server answers JSON-RPC requests about one state directory.
+type Server struct {
+	opts     Options
+	engine   *sessionlocks.Engine
+	log      *slog.Logger
+	started  time.Time
+	watching atomic.Bool
+}
+
+// NewServer returns a server; it serves nothing until Serve.
+func NewServer(opts Options) *Server {
+	if opts.Engine == nil {
+		panic("rpc.NewServer: Options.Engine is nil")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 500 * time.Millisecond
+	}
+	return &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
+}
+
+// Serve speaks JSON-RPC over rwc until the peer closes its side (it returns
+// nil) or ctx is done (it returns ctx.Err()). It runs the watcher, if any,
+// for as long; a server with a watcher serves one connection at a time.
+func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, slots: make(chan struct{}, maxInflight)}
+	stream := NewStream(rwc, StreamOptions{
+		MaxMessageSize: s.opts.MaxMessageSize,
+		Logger:         s.log,
+		Trace:          s.opts.Trace,
+		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
+	})
+	h.stream = stream
+	var jh jsonrpc2.Handler = h
+	conn := jsonrpc2.NewConn(ctx, stream, jh, jsonrpc2.SetLogger(slogPrintf{s.log}))
+
+	var watchDone chan struct{}
+	if w := s.opts.Watcher; w != nil {
+		watchDone = make(chan struct{})
+		s.watching.Store(true)
+		go func() {
+			defer close(watchDone)
+			defer s.watching.Store(false)
+			err := w.Run(ctx, func(c watch.Change) {
+				if err := h.notify(NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
+					s.log.Warn("sending sessionsChanged failed", "error", err)
+				}
+			})
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("watching stopped; sessionsChanged will not be sent", "error", err)
+			}
+		}()
+	}
+
+	var err error
+	select {
+	case <-conn.DisconnectNotify():
+		s.log.Debug("input closed")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	cancel()
+	conn.Close()
+	h.cancelAll()
+	if watchDone != nil {
+		select {
+		case <-watchDone:
+		case <-time.After(200 * time.Millisecond):
+			// Typically blocked writing a notification to a client that
+			// stopped reading; the process is about to exit, so not a warning.
+			s.log.Debug("watcher did not stop within 200ms")
+		}
+	}
+	return err
+}
+
+// handler dispatches requests. Handle runs on jsonrpc2's read loop, so it
+// registers each request's cancel function before the next message is read
+// (a $/cancelRequest can never overtake the request it cancels) and then
+// runs the request on its own goroutine, like jsonrpc2.AsyncHandler: a slow
+// reclaim does not hold up canResume.
+type handler struct {
+	s       *Server
+	stream  *Stream
+	mu      sync.Mutex
+	running map[jsonrpc2.ID]*inflight
+	wg      sync.WaitGroup
+	seq     uint64
+	slots   chan struct{}
+}
+
+// maxInflight bounds the requests running at once. The IDE sends a handful;
+// the goal is that 2,000 at once are all answered, which this leaves room for.
+const maxInflight = 4096
+
+type inflight struct {
+	cancel context.CancelFunc
+	seq    uint64
+}
+
+func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Method == NotifyCancelRequest {
+		h.cancelRequest(req)
+		if !req.Notif {
+			// Sent as a request by mistake: answer, or the client waits forever.
+			msg, _ := appendResult(req.ID, []byte("null"))
+			h.stream.writeFrame(msg)
+		}
+		return
+	}
+	m := lookup(req.Method)
+	if req.Notif {
+		if m == nil {
+			h.s.log.Debug("ignoring unknown notification", "method", req.Method)
+			return
+		}
+		// A known method sent without an id still runs; its answer is dropped.
+	}
+	// Backpressure for a client that sends faster than it reads answers:
+	// past maxInflight the read loop waits instead of piling up goroutines.
+	select {
+	case h.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	h.mu.Lock()
+	h.seq++
+	seq := h.seq
+	if !req.Notif {
+		h.running[req.ID] = &inflight{cancel: cancel, seq: seq}
+	}
+	h.mu.Unlock()
+	h.wg.Add(1)
+	run := func() {
+		defer func() { <-h.slots }()
+		defer h.wg.Done()
+		defer h.finish(req.ID, seq, cancel)
+		h.serve(rctx, conn, req, m)
+	}
+	if h.s.opts.sequential {
+		run()
+	} else {
+		go run()
+	}
+}
+
+func (h *handler) finish(id jsonrpc2.ID, seq uint64, cancel context.CancelFunc) {
+	cancel()
+	h.mu.Lock()
+	if f := h.running[id]; f != nil && f.seq == seq {
+		delete(h.running, id)
+	}
+	h.mu.Unlock()
+}
+
+func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
+	start := time.Now()
+	result, err := h.call(ctx, req, m)
+	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", time.Since(start).Milliseconds())
+	if req.Notif {
+		if err != nil {
+			log.Warn("notification failed", "error", err)
+		}
+		return
+	}
+	var body []byte
+	if err == nil {
+		if body, err = json.Marshal(result); err != nil {
+			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
+		}
+	}
+	var msg []byte
+	if err != nil {
+		e := wireErr(ctx, err)
+		if e.Code == CodeInternalError {
+			log.Error("request failed", "error", err)
+		} else {
+			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
+		}
+		msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"})
+	} else {
+		log.Debug("request answered", "bytes", len(body))
+		msg, err = appendResult(req.ID, body)
+	}
+	if err == nil {
+		err = h.stream.writeFrame(msg)
+	}
+	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		log.Warn("sending the answer failed", "error", err)
+	}
+}
+
+// notify sends a notification, encoding params once (see appendResult).
+func (h *handler) notify(method string, params any) error {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	name, _ := json.Marshal(method)
+	msg := make([]byte, 0, len(body)+len(name)+40)
+	msg = append(msg, `{"jsonrpc":"2.0","method":`...)
+	msg = append(msg, name...)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, body...)
+	msg = append(msg, '}')
+	h.s.log.Debug("notifying", "method", method, "bytes", len(body))
+	return h.stream.writeFrame(msg)
+}
+
+// errorResponse is an error answer, members in jsonrpc2.Response's order.
+type errorResponse struct {
+	ID      any    `json:"id"`
+	Error   *Error `json:"error"`
+	JSONRPC string `json:"jsonrpc"`
+}
+
+// appendResult frames a result answer around body without decoding it again:
+// jsonrpc2.Conn.SendResponse would re-encode (and so re-scan) the result
+// twice more, which for a listSessions answer over thousands of sessions
+// costs more than building it.
+func appendResult(id jsonrpc2.ID, body []byte) ([]byte, error) {
+	idJSON, err := id.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	msg := make([]byte, 0, len(body)+len(idJSON)+40)
+	msg = append(msg, `{"id":`...)
+	msg = append(msg, idJSON...)
+	msg = append(msg, `,"result":`...)
+	msg = append(msg, body...)
+	msg = append(msg, `,"jsonrpc":"2.0"}`...)
+	return msg, nil
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
+}
+
+// wireErr turns any error into the JSON-RPC error to answer with.
+func wireErr(ctx context.Context, err error) *Error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err())) {
+		return newError(CodeRequestCancelled, "request cancelled", nil)
+	}
+	if we := toWireError(err); we != nil {
+		return we.(*Error)
+	}
+	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
+}
+
+func (h *handler) cancelRequest(req *jsonrpc2.Request) {
+	var p CancelParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		h.s.log.Warn("ignoring malformed $/cancelRequest", "error", err)
+		return
+	}
+	var id jsonrpc2.ID
+	if err := json.Unmarshal(p.ID, &id); err != nil {
+		h.s.log.Warn("ignoring $/cancelRequest with a bad id", "id", string(p.ID))
+		return
+	}
+	h.mu.Lock()
+	f := h.running[id]
+	h.mu.Unlock()
+	if f != nil {
+		h.s.log.Debug("cancelling request", "id", id.String())
+		f.cancel()
+	}
+}
+
+func (h *handler) cancelAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.running {
+		f.cancel()
+	}
+}
+
+// drain waits up to d for running requests to finish, then cancels the rest
+// and gives them a moment to answer "cancelled".
+func (h *handler) drain(d time.Duration) {
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(d):
+	}
+	h.s.log.Warn("input closed with requests still running; cancelling them")
+	h.cancelAll()
+	select {
+	case <-done:
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func lookup(name string) *Method {
+	for i := range Methods {
+		if Methods[i].Name == name {
+			return &Methods[i]
+		}
+	}
+	return nil
+}
+
+func methodNotFound(name string) *Error {
+	names := make([]string, len(Methods))
+	best, bestDist := "", 4
+	for i, m := range Methods {
+		names[i] = m.Name
+		d := editDistance(strings.ToLower(name), strings.ToLower(m.Name))
+		if d < bestDist {
+			best, bestDist = m.Name, d
+		}
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("method %q not found", name)
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", best)
+	} else {
+		msg += " (methods: " + strings.Join(names, ", ") + ")"
+	}
+	return newError(CodeMethodNotFound, msg, nil)
+}
+
+// method builds a table entry: it decodes the params strictly into a P and
+// calls f.
+func method[P, R any](name, summary string, errs []ErrorCode, f func(*Server, context.Context, *P) (*R, error)) Method {
+	return Method{
+		Name:    name,
+		Summary: summary,
+		Params:  reflect.TypeFor[P](),
+		Result:  reflect.TypeFor[R](),
+		Errors:  errs,
+		call: func(ctx context.Context, s *Server, raw *json.RawMessage) (any, error) {
+			p := new(P)
+			if err := decodeParams(raw, p); err != nil {
+				return nil, err
+			}
+			return f(s, ctx, p)
+		},
+	}
+}
+
+// slogPrintf lets jsonrpc2 log through slog.
+type slogPrintf struct{ log *slog.Logger }
+
+func (l slogPrintf) Printf(format string, args ...any) {
+	l.log.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+}
+
+// The methods.
+
+func validateIDs(field string, ids []string) ([]string, error) {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for i, id := range ids {
+		if err := sessionlocks.ValidateID(id); err != nil {
+			return nil, paramsError(fmt.Sprintf("%s[%d]", field, i), "%s", err.Error())
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func validateID(field, id string) error {
+	if err := sessionlocks.ValidateID(id); err != nil {
+		return paramsError(field, "%s", err.Error())
+	}
+	return nil
+}
+
+func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*ListSessionsResult, error) {
+	if p.Limit != nil && *p.Limit < 0 {
+		return nil, paramsError("limit", "must not be negative, got %d", *p.Limit)
+	}
+	if p.Offset < 0 {
+		return nil, paramsError("offset", "must not be negative, got %d", p.Offset)
+	}
+	ids, err := validateIDs("ids", p.IDs)
+	if err != nil {
+		return nil, err
+	}
+	var sessions []sessionlocks.Session
+	if len(ids) > 0 {
+		sessions, err = s.engine.Sessions(ctx, ids)
+		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
+	} else {
+		sessions, err = s.engine.List(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.IncludeFree != nil && !*p.IncludeFree {
+		kept := sessions[:0]
+		for _, ss := range sessions {
+			if ss.State != sessionlocks.StateFree {
+				kept = append(kept, ss)
+			}
+		}
+		sessions = kept
+	}
+	total := len(sessions)
+	sessions = sessions[min(p.Offset, total):]
+	if p.Limit != nil && *p.Limit < len(sessions) {
+		sessions = sessions[:*p.Limit]
+	}
+	return &ListSessionsResult{StateDir: s.engine.StateDir(), Total: total, Sessions: wireSessions(sessions)}, nil
+}
+
+func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
+	if err := validateID("sessionId", p.SessionID); err != nil {
+		return nil, err
+	}
+	ss, err := s.engine.Session(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &CanResumeResult{
+		SessionID: ss.ID,
+		CanResume: ss.State.CanResume(),
+		State:     SessionState(ss.State),
+		Conflict:  ss.Conflict,
+		Holders:   wireHolders(ss.Holders),
+		Message:   resumeMessage(ss, time.Now()),
+	}, nil
+}
+
+func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*ReclaimStaleResult, error) {
+	ids, err := validateIDs("sessionIds", p.SessionIDs)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.engine.Reclaim(ctx, ids, p.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range r.Failed {
+		s.log.Warn("could not reclaim a stale lock", "session", f.Holder.SessionID, "lock", f.Holder.LockFile, "error", f.Err)
+	}
+	if n := len(r.Reclaimed); n > 0 && !p.DryRun {
+		s.log.Info("reclaimed stale locks", "count", n)
+	}
+	return wireReclaim(r), nil
+}
+
+var pid = os.Getpid()
+
+// maxGrace bounds forceResume's graceMs: a caller asking for longer than a
+// minute has made a mistake, and the request would hold the session.
+const maxGrace = 60 * time.Second
+
+func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceResumeResult, error) {
+	if err := validateID("sessionId", p.SessionID); err != nil {
+		return nil, err
+	}
+	grace := 3 * time.Second
+	if p.GraceMs != nil {
+		if *p.GraceMs < 0 || time.Duration(*p.GraceMs)*time.Millisecond > maxGrace {
+			return nil, paramsError("graceMs", "must be between 0 and %d, got %d", maxGrace.Milliseconds(), *p.GraceMs)
+		}
+		grace = time.Duration(*p.GraceMs) * time.Millisecond
+	}
+	r, err := s.engine.Force(ctx, p.SessionID, p.Terminate, grace)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("forced resume", "session", p.SessionID, "removed", len(r.Removed), "terminated", r.Terminated)
+	return wireForce(p.SessionID, r), nil
+}
+
+func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, error) {
+	cs := s.engine.CacheStats()
+	st := &StatusResult{
+		Version:   version.Version,
+		GoVersion: runtime.Version(),
+		PID:       pid,
+		StateDir:  s.engine.StateDir(),
+		Watching:  s.watching.Load(),
+		UptimeMs:  time.Since(s.started).Milliseconds(),
+		SettleMs:  s.engine.Settle().Milliseconds(),
+		Cache: CacheStatus{
+			TTLMs:   cs.TTL.Milliseconds(),
+			Entries: cs.Entries,
+			Hits:    cs.Hits,
+			Misses:  cs.Misses,
+		},
+		Platform: Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
+	}
+	if w := s.opts.Watcher; w != nil && st.Watching {
+		st.Watch = wireWatch(w.Stats())
+	}
+	return st, nil
+}

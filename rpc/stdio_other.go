@@ -1,0 +1,9 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || windows)
+
+package rpc
+
+import "os"
+
+// takeStdout keeps os.Stdout for the protocol; Stdio points os.Stdout at
+// standard error. The descriptor itself cannot be moved here.
+func takeStdout() (*os.File, error) { return os.Stdout, nil }

@@ -1,0 +1,399 @@
+// Command gen writes the protocol's machine-readable description into
+// schema/: openrpc.json, an OpenRPC 1.3 document assembled from the rpc
+// package's method, notification and error tables, and
+// sessionlocks.schema.json, a JSON Schema of every wire type. The schemas are
+// reflected from the Go types with github.com/invopop/jsonschema, and their
+// descriptions are the types' doc comments, read from rpc's source here, at
+// generate time, so that the binary never needs its own source.
+//
+// Run it from anywhere in the module (make schema does):
+//
+//	go run ./schema/gen          # rewrite the files
+//	go run ./schema/gen -check   # exit 1 if they are out of date
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/copilot-ide/sessionlocks/rpc"
+)
+
+const (
+	modulePath = "github.com/copilot-ide/sessionlocks"
+
+	// protocolVersion is the OpenRPC info.version: the version of the
+	// contract, not of the binary (the committed document must not change
+	// with every build). Bump the minor version when a method, field or error
+	// code is added, the major when anything is removed or changes meaning.
+	protocolVersion = "1.0.0"
+
+	// metaSchema is how the OpenRPC spec says rpc.discover's result is
+	// described: by reference to the OpenRPC meta-schema.
+	metaSchema = "https://raw.githubusercontent.com/open-rpc/meta-schema/master/schema.json"
+
+	discoverMethod = "rpc.discover"
+)
+
+func main() {
+	check := flag.Bool("check", false, "do not write; exit 1 when a committed file differs from what would be written")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./schema/gen [-check]")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	root, err := moduleRoot()
+	if err == nil {
+		err = run(root, *check)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "schema/gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string, check bool) error {
+	files, err := generate(root)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, name := range sortedKeys(files) {
+		path := filepath.Join(root, "schema", name)
+		old, _ := os.ReadFile(path)
+		if bytes.Equal(old, files[name]) {
+			continue
+		}
+		if check {
+			stale = append(stale, "schema/"+name)
+			continue
+		}
+		if err := os.WriteFile(path, files[name], 0o644); err != nil {
+			return err
+		}
+		fmt.Println("wrote schema/" + name)
+	}
+	if len(stale) > 0 {
+		return fmt.Errorf("%s out of date with rpc/: run `make schema`", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+// moduleRoot finds the directory holding go.mod, upwards from the working
+// directory, since go run and go test start in different places.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// generate returns the files schema/ should hold, by name.
+func generate(root string) (map[string][]byte, error) {
+	comments, err := docComments(root)
+	if err != nil {
+		return nil, err
+	}
+	defs := jsonschema.Definitions{}
+	// Params are closed (the server rejects unknown fields); results and
+	// notifications are open so that a client validating them keeps working
+	// when a later server adds fields, as the contract allows.
+	closed := reflector(comments, false)
+	open := reflector(comments, true)
+
+	doc := openRPC{
+		OpenRPC: "1.3.2",
+		Info: info{
+			Title:   "sessionlocks",
+			Version: protocolVersion,
+			Description: "JSON-RPC 2.0 over stdio between an IDE and the sessionlocks sidecar, which tells whether " +
+				"GitHub Copilot CLI sessions are in use and reclaims the locks crashed sessions leave behind. " +
+				"Messages are framed with Content-Length headers (LSP base protocol) or one JSON object per line; " +
+				"the server answers in the framing the client used first.",
+		},
+		Components: components{Errors: map[string]errorObject{}},
+	}
+	for _, e := range rpc.ErrorCodes {
+		doc.Components.Errors[e.Name] = errorObject{Code: e.Code, Message: e.Description}
+	}
+
+	for _, m := range rpc.Methods {
+		params, err := addType(defs, closed, m.Params)
+		if err != nil {
+			return nil, fmt.Errorf("method %s: %w", m.Name, err)
+		}
+		om := method{
+			Name:           m.Name,
+			Summary:        m.Summary,
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+		}
+		result := contentDescriptor{Name: m.Name + "Result"}
+		if m.Name == discoverMethod {
+			result.Schema = &jsonschema.Schema{Ref: metaSchema}
+			result.Description = "The OpenRPC document describing this server: this document."
+		} else {
+			name, err := addType(defs, open, m.Result)
+			if err != nil {
+				return nil, fmt.Errorf("method %s: %w", m.Name, err)
+			}
+			result.Name = name
+			result.Schema = ref(name)
+			result.Description = defs[name].Description
+		}
+		om.Result = &result
+		for _, e := range m.Errors {
+			if _, ok := doc.Components.Errors[e.Name]; !ok {
+				return nil, fmt.Errorf("method %s: error %s (%d) is not in rpc.ErrorCodes", m.Name, e.Name, e.Code)
+			}
+			om.Errors = append(om.Errors, errorRef{Ref: "#/components/errors/" + e.Name})
+		}
+		doc.Methods = append(doc.Methods, om)
+	}
+	for _, n := range rpc.Notifications {
+		r, sender := open, "server"
+		if n.FromClient {
+			r, sender = closed, "client"
+		}
+		params, err := addType(defs, r, n.Params)
+		if err != nil {
+			return nil, fmt.Errorf("notification %s: %w", n.Name, err)
+		}
+		doc.Methods = append(doc.Methods, method{
+			Name:           n.Name,
+			Summary:        n.Summary,
+			Description:    "A notification (no result, no reply), sent by the " + sender + ".",
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+			XNotification:  true,
+			XSender:        sender,
+		})
+	}
+	if _, err := addType(defs, open, reflect.TypeFor[rpc.ErrorData]()); err != nil {
+		return nil, err
+	}
+
+	doc.Components.Schemas = defs
+	openrpcJSON, err := encode(doc)
+	if err != nil {
+		return nil, err
+	}
+	// One set of definitions serves both files; in OpenRPC they live under
+	// components/schemas.
+	openrpcJSON = bytes.ReplaceAll(openrpcJSON, []byte(`"$ref": "#/$defs/`), []byte(`"$ref": "#/components/schemas/`))
+
+	schemaJSON, err := encode(typesDocument{
+		Schema:      jsonschema.Version,
+		ID:          "https://" + modulePath + "/schema/sessionlocks.schema.json",
+		Title:       "sessionlocks protocol types",
+		Description: "Every params, result and notification type of the sessionlocks JSON-RPC protocol (see openrpc.json for the methods).",
+		Defs:        defs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"openrpc.json": openrpcJSON, "sessionlocks.schema.json": schemaJSON}, nil
+}
+
+// docComments reads the doc comments of rpc's types and fields, keyed as
+// jsonschema's CommentMap wants them, with Go's line wrapping undone.
+func docComments(root string) (map[string]string, error) {
+	r := new(jsonschema.Reflector)
+	// AddGoComments names packages by the directory it walks, relative to
+	// the working directory: it must walk "rpc" from the module root.
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chdir(root); err != nil {
+		return nil, err
+	}
+	defer os.Chdir(wd)
+	if err := r.AddGoComments(modulePath, "rpc", jsonschema.WithFullComment()); err != nil {
+		return nil, fmt.Errorf("reading rpc doc comments: %w", err)
+	}
+	for k, v := range r.CommentMap {
+		r.CommentMap[k] = unwrap(v)
+	}
+	return r.CommentMap, nil
+}
+
+var lineBreak = regexp.MustCompile(`([^\n])\n([^\n])`)
+
+// unwrap joins the lines of each paragraph: doc comments are wrapped for an
+// 80-column editor, schema descriptions are shown wherever a tool likes.
+func unwrap(s string) string {
+	return strings.TrimSpace(lineBreak.ReplaceAllString(s, "$1 $2"))
+}
+
+func reflector(comments map[string]string, allowAdditional bool) *jsonschema.Reflector {
+	return &jsonschema.Reflector{
+		AllowAdditionalProperties: allowAdditional,
+		CommentMap:                comments,
+	}
+}
+
+// addType reflects t into defs and returns its definition's name. A name
+// reflected twice must come out the same: two types of one name would
+// otherwise silently overwrite each other.
+func addType(defs jsonschema.Definitions, r *jsonschema.Reflector, t reflect.Type) (string, error) {
+	if t == nil {
+		return "", errors.New("no type")
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t.Name() == "" {
+		return "", fmt.Errorf("type %v: params, results and notifications must be named struct types", t)
+	}
+	s := r.ReflectFromType(t)
+	for name, def := range s.Definitions {
+		if old, ok := defs[name]; ok {
+			a, _ := json.Marshal(old)
+			b, _ := json.Marshal(def)
+			if !bytes.Equal(a, b) {
+				return "", fmt.Errorf("two different types are named %s (is one used both as params and as a result?)", name)
+			}
+			continue
+		}
+		defs[name] = def
+	}
+	if _, ok := defs[t.Name()]; !ok {
+		return "", fmt.Errorf("type %v: reflected without a definition", t)
+	}
+	return t.Name(), nil
+}
+
+// descriptors turns a params object's properties into OpenRPC content
+// descriptors, one per named parameter, in field order.
+func descriptors(s *jsonschema.Schema) []contentDescriptor {
+	ds := []contentDescriptor{}
+	if s.Properties == nil {
+		return ds
+	}
+	required := map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+	}
+	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+		// The description moves to the descriptor rather than appear twice.
+		schema := *p.Value
+		schema.Description = ""
+		ds = append(ds, contentDescriptor{
+			Name:        p.Key,
+			Description: p.Value.Description,
+			Required:    required[p.Key],
+			Schema:      &schema,
+		})
+	}
+	// OpenRPC wants the required parameters first.
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Required && !ds[j].Required })
+	return ds
+}
+
+func ref(name string) *jsonschema.Schema { return &jsonschema.Schema{Ref: "#/$defs/" + name} }
+
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// The OpenRPC 1.3 document, as much of it as this server uses.
+type openRPC struct {
+	OpenRPC    string     `json:"openrpc"`
+	Info       info       `json:"info"`
+	Methods    []method   `json:"methods"`
+	Components components `json:"components"`
+}
+
+type info struct {
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version"`
+}
+
+type method struct {
+	Name           string              `json:"name"`
+	Summary        string              `json:"summary,omitempty"`
+	Description    string              `json:"description,omitempty"`
+	ParamStructure string              `json:"paramStructure"`
+	Params         []contentDescriptor `json:"params"`
+	// A method without a result is a notification (OpenRPC 1.3).
+	Result *contentDescriptor `json:"result,omitempty"`
+	Errors []errorRef         `json:"errors,omitempty"`
+	// XParams names the params object's type, which OpenRPC's list of
+	// parameters loses; generated clients use it to name their types.
+	XParams *jsonschema.Schema `json:"x-params,omitempty"`
+	// XNotification marks a notification, as the OpenRPC x-notification
+	// extension does (1.3 also reads a method without result as one).
+	XNotification bool `json:"x-notification,omitempty"`
+	// XSender says who sends a notification: "server" or "client".
+	XSender string `json:"x-sender,omitempty"`
+}
+
+type contentDescriptor struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description,omitempty"`
+	Required    bool               `json:"required,omitempty"`
+	Schema      *jsonschema.Schema `json:"schema"`
+}
+
+type errorRef struct {
+	Ref string `json:"$ref"`
+}
+
+type errorObject struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+type components struct {
+	Schemas jsonschema.Definitions `json:"schemas"`
+	Errors  map[string]errorObject `json:"errors"`
+}
+
+type typesDocument struct {
+	Schema      string                 `json:"$schema"`
+	ID          string                 `json:"$id"`
+	Title       string                 `json:"title"`
+	Description string                 `json:"description"`
+	Defs        jsonschema.Definitions `json:"$defs"`
+}

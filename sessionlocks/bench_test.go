@@ -95,6 +95,19 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("sessions=%d/watched", n), func(b *testing.B) {
+			// A watcher reports every change, so snapshots are reused without a stat.
+			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
+			e.SetWatched(true)
+			e.List(context.Background())
+			b.ReportAllocs()
+			for b.Loop() {
+				ss, err := e.List(context.Background())
+				if err != nil || len(ss) != n {
+					b.Fatalf("%d sessions, %v", len(ss), err)
+				}
+			}
+		})
 		b.Logf("%d sessions: %v", n, mix)
 	}
 }
@@ -141,6 +154,7 @@ func genStateDir(b *testing.B, sd string, n int) map[string]int {
 		}
 		os.Chtimes(dir, past, past)
 	}
+	os.Chtimes(sd, past, past)
 	e := New(Options{StateDir: sd, Logger: quiet})
 	ss, _ := e.List(context.Background())
 	mix := map[string]int{}

@@ -56,8 +56,10 @@ func (c *probeCache) get(k probeKey) (Holder, bool) {
 	return h, true
 }
 
-func (c *probeCache) put(k probeKey, h Holder) {
-	if c.ttl <= 0 {
+// put keeps h unless an invalidation happened since the probe began (see
+// dirCache.store).
+func (c *probeCache) put(k probeKey, h Holder, began, current uint64) {
+	if c.ttl <= 0 || began != current {
 		return
 	}
 	now := c.now()
@@ -111,29 +113,46 @@ func (c *probeCache) stats() CacheStats {
 // because file-system timestamps are coarse (a jiffy, or 2 s on FAT) and a
 // second change in the same tick would leave the mtime as it was.
 type dirCache struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]dirSnapshot
 }
 
 const racyWindow = 2 * time.Second
 
 type dirSnapshot struct {
+	path   string
 	dir    fileID
 	readAt time.Time
 	names  []string // inuse.* names, sorted
 	meta   metadata
 	metaID fileID // workspace.yaml as parsed; zero if absent
 	metaAt time.Time
+	refs   []lockRef // the holders' files as last stat'ed; reused only while watched
 }
 
 func newDirCache() *dirCache { return &dirCache{m: make(map[string]dirSnapshot)} }
 
+// peek returns the snapshot for id whatever the directory looks like now:
+// only for a watched engine, where every change drops the snapshot.
+func (c *dirCache) peek(id string) (dirSnapshot, bool) {
+	c.mu.RLock()
+	s, ok := c.m[id]
+	c.mu.RUnlock()
+	return s, ok
+}
+
+func (c *dirCache) size() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)
+}
+
 // lookup returns the snapshot for id if the directory is still dir and the
 // snapshot was taken safely after the directory's last change.
 func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
-	c.mu.Lock()
+	c.mu.RLock()
 	s, ok := c.m[id]
-	c.mu.Unlock()
+	c.mu.RUnlock()
 	if !ok || s.dir != dir {
 		return dirSnapshot{}, false
 	}
@@ -143,7 +162,12 @@ func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
 	return s, true
 }
 
-func (c *dirCache) store(id string, s dirSnapshot) {
+// store keeps s unless an invalidation happened since the scan that made it
+// began (epoch is the engine's count then, now its count at the store).
+func (c *dirCache) store(id string, s dirSnapshot, epoch, now uint64) {
+	if epoch != now {
+		return
+	}
 	c.mu.Lock()
 	c.m[id] = s
 	c.mu.Unlock()
@@ -205,4 +229,39 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// idsCache keeps the state dir's list of session ids, valid while the state
+// dir's own mtime is unchanged (creating or removing a session changes it)
+// and not racy.
+type idsCache struct {
+	mu     sync.Mutex
+	dir    fileID
+	readAt time.Time
+	ids    []string
+	ok     bool
+}
+
+func (c *idsCache) lookup(dir fileID) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ok || c.dir != dir || c.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
+		return nil, false
+	}
+	return c.ids, true
+}
+
+func (c *idsCache) store(dir fileID, readAt time.Time, ids []string, epoch, now uint64) {
+	if epoch != now {
+		return
+	}
+	c.mu.Lock()
+	c.dir, c.readAt, c.ids, c.ok = dir, readAt, ids, true
+	c.mu.Unlock()
+}
+
+func (c *idsCache) drop() {
+	c.mu.Lock()
+	c.ok = false
+	c.mu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,7 +40,17 @@ type Engine struct {
 	now    func() time.Time
 	cache  *probeCache
 	dirs   *dirCache
+	ids    idsCache
 	locks  *keyedMutex // serialises this process's mutations per session
+
+	// epoch counts invalidations. A scan notes it before reading anything and
+	// stores what it learned only if no invalidation happened meanwhile:
+	// otherwise a scan that began before a lock appeared (or a holder died)
+	// could cache its older view after the watcher had dropped it.
+	epoch atomic.Uint64
+	// watched is set while a watcher reports every change under the state
+	// dir through the Invalidate methods; see SetWatched.
+	watched atomic.Bool
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
@@ -98,18 +109,42 @@ func (e *Engine) CacheStats() CacheStats { return e.cache.stats() }
 // InvalidateSession drops every cached fact about one session, so that the
 // next scan reads its directory and re-probes its holders.
 func (e *Engine) InvalidateSession(id string) {
+	e.epoch.Add(1)
 	e.dirs.drop(id)
+	e.ids.drop()
 	e.cache.dropSession(id)
 }
 
 // InvalidatePID drops the cached verdicts of every lock naming pid.
-func (e *Engine) InvalidatePID(pid int) { e.cache.dropPID(pid) }
+func (e *Engine) InvalidatePID(pid int) {
+	e.epoch.Add(1)
+	e.cache.dropPID(pid)
+}
 
 // InvalidateAll empties every cache (after an event overflow, say).
 func (e *Engine) InvalidateAll() {
+	e.epoch.Add(1)
 	e.dirs.clear()
+	e.ids.drop()
 	e.cache.clear()
 }
+
+// SetWatched tells the engine whether a watcher now reports every change of
+// the state dir and of every session dir (file created, removed, renamed,
+// written) through InvalidateSession or InvalidateAll. While it does,
+// listings reuse directory snapshots without a stat per session, which is
+// what makes a cached listing of 10,000 sessions cost milliseconds. A
+// watcher that cannot see everything (poll mode, a failed watch, an event
+// overflow it has not yet answered with InvalidateAll) must leave it off.
+// Turning it on or off drops every snapshot.
+func (e *Engine) SetWatched(on bool) {
+	if e.watched.Swap(on) != on {
+		e.InvalidateAll()
+	}
+}
+
+// Watched reports what SetWatched last set.
+func (e *Engine) Watched() bool { return e.watched.Load() }
 
 // context is accepted by the scanning methods so that long scans can be
 // cancelled; it is checked between sessions.

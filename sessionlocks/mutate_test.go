@@ -373,3 +373,34 @@ func TestNewLockInCachedDirectoryIsSeen(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestWatchedTrustsSnapshotsUntilInvalidated pins down SetWatched's contract:
+// a watched engine does not look at a directory again until the watcher
+// says it changed, and then it must.
+func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	e := newEngine(t, sd, settle)
+	e.SetWatched(true)
+	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+		t.Fatal("not free at first")
+	}
+	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+		t.Fatal("a watched engine re-read a directory nobody invalidated (the snapshot is not being used)")
+	}
+	if s := mustSession(t, e, "s"); s.State != StateStale {
+		t.Fatalf("Session (a decision) must read afresh even when watched: %s", s.State)
+	}
+	e.InvalidateSession("s")
+	if ss, _ := e.List(ctx); ss[0].State != StateStale {
+		t.Fatalf("after InvalidateSession the new lock was missed: %s", ss[0].State)
+	}
+	e.SetWatched(false)
+	os.Remove(filepath.Join(dir, lockFileName(0)))
+	newSession(t, sd, "t")
+	if ss, _ := e.List(ctx); len(ss) != 2 {
+		t.Fatalf("unwatched, a new session must be found by the state dir's mtime: %d sessions", len(ss))
+	}
+}

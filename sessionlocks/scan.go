@@ -27,13 +27,14 @@ func (e *Engine) List(ctx context.Context) ([]Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep := make(map[string]struct{}, len(ids))
-	for _, id := range ids {
-		keep[id] = struct{}{}
+	if len(out) != e.dirs.size() {
+		keep := make(map[string]struct{}, len(ids))
+		for _, id := range ids {
+			keep[id] = struct{}{}
+		}
+		e.dirs.prune(keep)
 	}
-	e.dirs.prune(keep)
-	sortSessions(out)
-	return out, nil
+	return sortSessions(out), nil
 }
 
 // Sessions returns the named sessions in the order given, using the cache like
@@ -67,6 +68,18 @@ func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
 // not valid ids (".session-operation-locks", stray files) or are symlinks
 // are not sessions.
 func (e *Engine) sessionIDs() ([]string, error) {
+	epoch := e.epoch.Load()
+	dirID, err := lstatID(e.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, &StateDirError{Path: e.dir, Err: err}
+	}
+	if ids, ok := e.ids.lookup(dirID); ok {
+		return ids, nil
+	}
+	now := e.now()
 	f, err := os.Open(e.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -90,6 +103,7 @@ func (e *Engine) sessionIDs() ([]string, error) {
 			ids = append(ids, name)
 		}
 	}
+	e.ids.store(dirID, now, ids, epoch, e.epoch.Load())
 	return ids, nil
 }
 
@@ -97,7 +111,8 @@ func (e *Engine) sessionIDs() ([]string, error) {
 // syscalls and YAML, which spread over every core. With all=true, sessions
 // that vanished meanwhile are skipped; otherwise they are an error.
 func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
-	res := make([]*Session, len(ids))
+	res := make([]Session, len(ids))
+	found := make([]bool, len(ids))
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0)*2, len(ids))
 	var next atomic.Int64
@@ -111,7 +126,7 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 				if i >= len(ids) || ctx.Err() != nil {
 					return
 				}
-				res[i], errs[i] = e.scanSession(ids[i], true)
+				found[i], errs[i] = e.scanInto(&res[i], ids[i], true)
 			}
 		}()
 	}
@@ -119,8 +134,8 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]Session, 0, len(ids))
-	for i, s := range res {
+	n := 0
+	for i := range res {
 		if errs[i] != nil {
 			if all && !errors.Is(errs[i], ErrStateDir) {
 				e.log.Debug("session skipped", "id", ids[i], "err", errs[i])
@@ -128,71 +143,91 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 			}
 			return nil, errs[i]
 		}
-		if s == nil {
+		if !found[i] {
 			if all {
 				continue
 			}
 			return nil, &NotFoundError{ID: ids[i], Dir: e.dir}
 		}
-		out = append(out, *s)
+		res[n] = res[i]
+		n++
 	}
-	return out, nil
+	return res[:n], nil
 }
 
 // scanSession reads one session directory and judges its holders. It
 // returns nil, nil when there is no such session directory. With cached
 // false, nothing is taken from a cache (results are still stored).
 func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
-	dir := filepath.Join(e.dir, id)
-	dirID, err := lstatID(dir)
-	if err != nil {
-		// Blame the state dir when it is the state dir that is wrong (not
-		// a directory, unreadable), so that callers get one error for it.
-		if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-			return nil, &StateDirError{Path: e.dir, Err: serr}
-		} else if serr == nil && !fi.IsDir() {
-			return nil, &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, &FileError{Op: "lstat", Path: dir, Err: err}
+	var s Session
+	ok, err := e.scanInto(&s, id, cached)
+	if !ok || err != nil {
+		return nil, err
 	}
-	if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
-		return nil, nil
-	}
+	return &s, nil
+}
+
+// scanInto is scanSession writing into s; ok is false when there is no
+// such session directory.
+func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err error) {
+	epoch := e.epoch.Load()
+	watched := cached && e.watched.Load()
 	now := e.now()
 
-	snap, ok := dirSnapshot{}, false
-	if cached {
-		snap, ok = e.dirs.lookup(id, dirID)
+	var snap dirSnapshot
+	if watched {
+		snap, ok = e.dirs.peek(id)
 	}
 	if !ok {
-		snap, err = e.readSessionDir(dir, dirID, now)
+		dir := filepath.Join(e.dir, id)
+		dirID, err := lstatID(dir)
 		if err != nil {
-			return nil, err
+			// Blame the state dir when it is the state dir that is wrong (not
+			// a directory, unreadable), so that callers get one error for it.
+			if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+				return false, &StateDirError{Path: e.dir, Err: serr}
+			} else if serr == nil && !fi.IsDir() {
+				return false, &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, &FileError{Op: "lstat", Path: dir, Err: err}
 		}
-	} else if now.Sub(snap.metaAt) >= e.cache.ttl {
-		// Metadata is not evidence about locks, but it should not go stale
-		// for long: workspace.yaml may be rewritten in place, which leaves
-		// the directory's mtime alone.
-		e.refreshMeta(dir, &snap, now)
+		if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
+			return false, nil
+		}
+		if cached {
+			snap, ok = e.dirs.lookup(id, dirID)
+		}
+		if !ok {
+			if snap, err = e.readSessionDir(dir, dirID, now); err != nil {
+				return false, err
+			}
+		} else if now.Sub(snap.metaAt) >= e.cache.ttl {
+			// Metadata is not evidence about locks, but it should not go
+			// stale for long: workspace.yaml may be rewritten in place,
+			// which leaves the directory's mtime alone.
+			e.refreshMeta(dir, &snap, now)
+		}
+		// The holders' files are stat'ed afresh: their identity is part of
+		// the probe cache's key and what a removal checks against.
+		snap.refs = e.lockRefs(id, dir, snap.names)
+		e.dirs.store(id, snap, epoch, e.epoch.Load())
 	}
-	e.dirs.store(id, snap)
 
-	s := &Session{ID: id, Dir: dir}
+	*s = Session{ID: id, Dir: snap.path}
 	m := snap.meta
 	s.Name, s.CWD, s.Repository, s.Branch, s.ClientName = m.Name, m.CWD, m.Repository, m.Branch, m.ClientName
 	s.CreatedAt, s.UpdatedAt = m.created, m.updated
 	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = time.Unix(0, max(snap.metaID.mtime, dirID.mtime))
+		s.UpdatedAt = time.Unix(0, max(snap.metaID.mtime, snap.dir.mtime))
 	}
 	if s.Repository == "" && m.GitRoot != "" {
 		s.Repository = m.GitRoot
 	}
 
-	for _, r := range e.lockRefs(id, dir, snap.names) {
-		var h Holder
+	for _, r := range snap.refs {
 		k := r.key()
 		if cached {
 			if c, ok := e.cache.get(k); ok {
@@ -200,17 +235,17 @@ func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 				continue
 			}
 		}
-		h = e.judge(r, e.now())
-		e.cache.put(k, h)
+		h := e.judge(r, e.now())
+		e.cache.put(k, h, epoch, e.epoch.Load())
 		s.Holders = append(s.Holders, h)
 	}
 	summarise(s)
-	return s, nil
+	return true, nil
 }
 
 // readSessionDir lists a session directory afresh.
 func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time) (dirSnapshot, error) {
-	snap := dirSnapshot{dir: dirID, readAt: now, metaAt: now}
+	snap := dirSnapshot{path: dir, dir: dirID, readAt: now, metaAt: now}
 	f, err := os.Open(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -324,11 +359,23 @@ func summarise(s *Session) {
 	s.Conflict = live > 1
 }
 
-func sortSessions(ss []Session) {
-	slices.SortFunc(ss, func(a, b Session) int {
-		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+// sortSessions orders sessions newest UpdatedAt first (then by id). It
+// sorts indices, not the sessions: a Session is a few hundred bytes, and
+// swapping 10,000 of them cost a listing more than everything else.
+func sortSessions(ss []Session) []Session {
+	idx := make([]int32, len(ss))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := ss[b].UpdatedAt.Compare(ss[a].UpdatedAt); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Compare(ss[a].ID, ss[b].ID)
 	})
+	out := make([]Session, len(ss))
+	for i, j := range idx {
+		out[i] = ss[j]
+	}
+	return out
 }

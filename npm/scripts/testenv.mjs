@@ -1,0 +1,132 @@
+// testenv.mjs: what the Node tests share. Real things only: the real
+// sessionlocks binary, the fake Copilot CLI (internal/fakecli, which takes
+// real flocks), real files in a temporary state directory.
+
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const npmDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const repoRoot = path.dirname(npmDir);
+
+// `make test-node` sets SESSIONLOCKS_BINARY to the binary it just built.
+// Tests that exercise the package's own resolution delete it from the
+// environment, so it is captured here first.
+const givenBinary = process.env.SESSIONLOCKS_BINARY;
+
+const temps = [];
+process.on('exit', () => {
+  if (process.env.SESSIONLOCKS_KEEP_TMP) return;
+  for (const dir of temps) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test process exits. */
+export function tmpdir(prefix = 'sessionlocks-test-') {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  temps.push(dir);
+  return dir;
+}
+
+function goBuild(pkg, out) {
+  execFileSync('go', ['build', '-trimpath', '-o', out, pkg], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  return out;
+}
+
+let builtBinary;
+/** The sessionlocks binary under test: make's, or one built now when the tests run without make. */
+export function hostBinary() {
+  if (givenBinary) return path.resolve(givenBinary);
+  builtBinary ??= goBuild('./cmd/sessionlocks', path.join(tmpdir(), exe('sessionlocks')));
+  return builtBinary;
+}
+
+let builtFakeCLI;
+/** The fake Copilot CLI, built under the CLI's own name so that its argv looks like the real one's. */
+export function fakeCLI() {
+  builtFakeCLI ??= goBuild('./internal/fakecli/copilot', path.join(tmpdir(), exe('copilot')));
+  return builtFakeCLI;
+}
+
+const exe = (name) => (process.platform === 'win32' ? `${name}.exe` : name);
+
+/** Writes a session directory with a workspace.yaml, as the CLI does. */
+export function writeSession(stateDir, id, { name = id, updatedAt = new Date() } = {}) {
+  const dir = path.join(stateDir, id);
+  fs.mkdirSync(dir, { recursive: true });
+  const iso = updatedAt.toISOString();
+  fs.writeFileSync(
+    path.join(dir, 'workspace.yaml'),
+    `id: ${id}\ncwd: /home/dev/project\nname: ${name}\nclient_name: test\ncreated_at: ${iso}\nupdated_at: ${iso}\n`,
+  );
+  return dir;
+}
+
+/**
+ * Writes the files a CLI killed with SIGKILL leaves behind: inuse.<pid>.lock
+ * and an unlocked inuse.<pid>.hold naming a process that has exited.
+ */
+export function writeStaleLock(stateDir, id) {
+  const gone = spawnSync(process.execPath, ['-e', '0']);
+  const pid = gone.pid;
+  const dir = path.join(stateDir, id);
+  fs.writeFileSync(path.join(dir, `inuse.${pid}.lock`), `${pid}\n`);
+  fs.writeFileSync(path.join(dir, `inuse.${pid}.hold`), '');
+  return { pid, lockFile: path.join(dir, `inuse.${pid}.lock`), holdFile: path.join(dir, `inuse.${pid}.hold`) };
+}
+
+/**
+ * Starts the fake CLI on a session; resolves once its .lock and flocked
+ * .hold are in place. stop() closes its stdin, which makes it remove its
+ * files and exit as a clean CLI exit does.
+ */
+export function startFakeSession(stateDir, id) {
+  const child = spawn(fakeCLI(), ['--state-dir', stateDir, '--session', id, '--exit-on-eof'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (/^ready \d+/m.test(out)) {
+        resolve({
+          pid: child.pid,
+          child,
+          exited,
+          stop: () => {
+            child.stdin.end();
+            return exited;
+          },
+        });
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`fake CLI exited with ${code} before it was ready: ${out}`)));
+  });
+}
+
+/** Resolves with the first value of next() for which test() is true; rejects after ms with message. */
+export function waitFor(subscribe, test, ms, message) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(message));
+    }, ms);
+    const sub = subscribe((value) => {
+      if (!test(value)) return;
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(value);
+    });
+  });
+}
+
+/** npm, run quietly, failing with its output. */
+export function npm(args, cwd) {
+  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}

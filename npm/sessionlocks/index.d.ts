@@ -1,0 +1,162 @@
+// @copilot-ide/sessionlocks: spawn the sessionlocks sidecar and talk to it.
+// The wire types (protocol.d.ts) are generated from the Go types through
+// schema/sessionlocks.schema.json; this file is the client's API around them.
+
+import type { ChildProcess } from 'child_process';
+import type { Methods, Notifications } from './protocol';
+
+export * from './protocol';
+
+/** Params and result of a method, by name. */
+export type Params<M extends keyof Methods> = Methods[M]['params'];
+export type Result<M extends keyof Methods> = Methods[M]['result'];
+
+export interface Disposable {
+  dispose(): void;
+}
+
+export interface SpawnOptions {
+  /** The Copilot CLI's session-state directory; the server's default is $COPILOT_HOME/session-state or ~/.copilot/session-state. */
+  stateDir?: string;
+  /** More arguments for `sessionlocks serve`, e.g. ['--log-level', 'debug']. */
+  args?: string[];
+  /** Environment variables merged over process.env for the child; undefined removes one. */
+  env?: Record<string, string | undefined>;
+  /** Working directory of the child. */
+  cwd?: string;
+  /** The binary to run instead of binaryPath()'s. */
+  binary?: string;
+  /** How long to wait for the first answer before giving up (default 10000). */
+  startTimeoutMs?: number;
+  /** How long dispose() waits after closing stdin before SIGTERM, and again before SIGKILL (default 1000). */
+  disposeGraceMs?: number;
+  /** Receives the child's log output (stderr) as it arrives. */
+  onStderr?: (chunk: string) => void;
+}
+
+export interface CallOptions {
+  /** Aborting rejects the call with ErrorCodes.RequestCancelled and sends $/cancelRequest. */
+  signal?: AbortSignal;
+}
+
+/** How the child process ended. */
+export interface ExitInfo {
+  /** The exit code, or null when a signal ended it or it never started. */
+  code: number | null;
+  /** The signal that ended it, e.g. "SIGKILL", or null. */
+  signal: NodeJS.Signals | null;
+  /** True when dispose() asked it to end; false when it died on its own. */
+  expected: boolean;
+  /** The last 8 KiB it wrote to stderr. */
+  stderr: string;
+  /** Set when the process could not be started at all (e.g. ENOENT). */
+  error?: Error;
+}
+
+/** JSON-RPC error codes: the server's (as schema/openrpc.json lists them), then the two this client raises itself. */
+export declare const ErrorCodes: {
+  readonly ParseError: -32700;
+  readonly InvalidRequest: -32600;
+  readonly MethodNotFound: -32601;
+  readonly InvalidParams: -32602;
+  readonly InternalError: -32603;
+  readonly SessionNotFound: -32001;
+  readonly StateDirUnreadable: -32002;
+  readonly FileOperationFailed: -32003;
+  /** Another process held the session's operation lock for too long; try again. */
+  readonly SessionBusy: -32004;
+  /** The call was cancelled: through its AbortSignal, or by $/cancelRequest. */
+  readonly RequestCancelled: -32800;
+  /** The client was disposed while the call was pending. */
+  readonly Disposed: -32097;
+  /** The sessionlocks process exited (or never started) while the call was pending. */
+  readonly ChildExited: -32096;
+};
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** A failed call: the JSON-RPC error's code, message and data, and the method that was called. */
+export declare class SessionLocksError extends Error {
+  readonly name: 'SessionLocksError';
+  readonly code: ErrorCode | number;
+  /** For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}. */
+  readonly data: unknown;
+  readonly method: string;
+}
+
+/** Thrown by binaryPath() when no binary fits; the message says what to do. */
+export declare class BinaryNotFoundError extends Error {
+  readonly name: 'BinaryNotFoundError';
+  readonly code: 'SESSIONLOCKS_BINARY_NOT_FOUND';
+  readonly platform: string;
+  readonly arch: string;
+  /** The per-platform package that should hold the binary. */
+  readonly packageName?: string;
+  readonly path?: string;
+}
+
+/**
+ * The sessionlocks sidecar, spawned as a child process. Every method rejects
+ * with SessionLocksError.
+ */
+export declare class SessionLocks implements Disposable {
+  /** Spawns `sessionlocks serve` and resolves once it has answered a first call. */
+  static spawn(options?: SpawnOptions): Promise<SessionLocks>;
+  constructor(child: ChildProcess, options?: SpawnOptions);
+
+  /** The child's process id. */
+  readonly pid: number | undefined;
+  /** The last 8 KiB the child wrote to stderr. */
+  readonly stderr: string;
+  /** Resolves when the child ends, however it ends (see ExitInfo.expected). */
+  readonly exited: Promise<ExitInfo>;
+
+  /** Lists sessions, newest updatedAt first. */
+  listSessions(params?: Params<'listSessions'>, options?: CallOptions): Promise<Result<'listSessions'>>;
+  /** Says whether a session may be resumed now, with a sentence for the user. */
+  canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Result<'canResume'>>;
+  /** Removes the files of stale holders; unknown and live holders are kept. */
+  reclaimStale(params?: Params<'reclaimStale'>, options?: CallOptions): Promise<Result<'reclaimStale'>>;
+  /** Removes every holder of one session, optionally terminating live holders first. */
+  forceResume(params: Params<'forceResume'>, options?: CallOptions): Promise<Result<'forceResume'>>;
+  /** The server's version, state dir, watcher and cache counters. */
+  status(options?: CallOptions): Promise<Result<'status'>>;
+  /** The server's OpenRPC document. */
+  discover(options?: CallOptions): Promise<Result<'rpc.discover'>>;
+  /** Any method by name: typed for the protocol's methods, unknown for others (a newer server's). */
+  request<M extends keyof Methods>(method: M, params: Params<M>, options?: CallOptions): Promise<Result<M>>;
+  request<M extends string>(
+    method: M & (M extends keyof Methods ? never : unknown),
+    params?: object,
+    options?: CallOptions,
+  ): Promise<unknown>;
+
+  /** Calls listener with every sessionsChanged notification. */
+  onSessionsChanged(listener: (change: Notifications['sessionsChanged']) => void): Disposable;
+  /** Calls listener once when the child ends. */
+  onExit(listener: (info: ExitInfo) => void): Disposable;
+
+  /** Ends the child (stdin EOF, then SIGTERM, then SIGKILL); pending calls reject with ErrorCodes.Disposed. */
+  dispose(): Promise<void>;
+}
+
+export interface BinaryPathOptions {
+  env?: Record<string, string | undefined>;
+  platform?: NodeJS.Platform;
+  arch?: string;
+  /** process.versions.electron, or undefined outside Electron. */
+  electron?: string;
+  resolve?: (request: string) => string;
+}
+
+/**
+ * The absolute path of the binary: SESSIONLOCKS_BINARY if set, else the one in
+ * the installed per-platform package; inside Electron, a path through app.asar
+ * becomes the app.asar.unpacked one. Throws BinaryNotFoundError.
+ */
+export declare function binaryPath(options?: BinaryPathOptions): string;
+
+/** The per-platform package's name, e.g. "@copilot-ide/sessionlocks-linux-x64". */
+export declare function platformPackageName(platform?: string, arch?: string): string;
+
+/** The platform table: Node's platform/arch and Go's GOOS/GOARCH for each package. */
+export declare const platforms: ReadonlyArray<{ platform: string; arch: string; goos: string; goarch: string }>;

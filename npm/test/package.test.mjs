@@ -1,0 +1,375 @@
+// The packages as a user gets them: npm pack the main package and this
+// platform's package, npm install the tarballs into an empty project, and use
+// the sidecar only through what got installed: binary resolution, the typed
+// client against a real state directory (real flocks held by the fake CLI),
+// sessionsChanged, dispose, a crashing child, the bin shim, and the error when
+// the platform package is missing.
+//
+// Only the host's platform package is built here (with the binary `make`
+// built, SESSIONLOCKS_BINARY); `make npm` builds all six.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { binaryTarget, key, pack, platforms } from '../scripts/pack.mjs';
+import {
+  hostBinary,
+  npm,
+  repoRoot,
+  startFakeSession,
+  tmpdir,
+  waitFor,
+  writeSession,
+  writeStaleLock,
+} from '../scripts/testenv.mjs';
+
+const host = platforms.find((p) => p.platform === process.platform && p.arch === process.arch);
+const MAIN = '@copilot-ide/sessionlocks';
+const HOST_PKG = host && `${MAIN}-${key(host)}`;
+const openrpc = JSON.parse(fs.readFileSync(path.join(repoRoot, 'schema', 'openrpc.json'), 'utf8'));
+
+let packed; // {version, tarballs}
+let project; // the temporary project's directory
+let sl; // the installed package's exports
+
+function projectDir(name, manifest) {
+  const dir = path.join(tmpdir('sessionlocks-app-'), name);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, ...manifest }, null, 2));
+  return dir;
+}
+
+before(() => {
+  assert.ok(host, `no platform package for ${process.platform}-${process.arch}`);
+  const binary = hostBinary();
+  // From here on the package must find the binary by itself.
+  delete process.env.SESSIONLOCKS_BINARY;
+  packed = pack({ version: '0.0.0-test', out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
+  // The registry does not have the platform package; an override points npm
+  // at its tarball, so that it is installed the way users get it: as the
+  // main package's optional dependency, chosen by os/cpu.
+  project = projectDir('app', { overrides: { [HOST_PKG]: `file:${packed.tarballs[HOST_PKG]}` } });
+  // vscode-jsonrpc comes from the npm cache when it is there (npm ci filled it).
+  npm(['install', '--prefer-offline', packed.tarballs[MAIN]], project);
+  sl = createRequire(path.join(project, 'package.json'))(MAIN);
+});
+
+describe('installed packages', () => {
+  test('the main package declares every platform package at its own exact version', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(project, 'node_modules', MAIN, 'package.json'), 'utf8'));
+    assert.deepEqual(Object.keys(manifest.dependencies), ['vscode-jsonrpc']);
+    assert.deepEqual(
+      manifest.optionalDependencies,
+      Object.fromEntries(platforms.map((p) => [`${MAIN}-${key(p)}`, '0.0.0-test'])),
+    );
+    const lock = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8'));
+    const entry = lock.packages[`node_modules/${HOST_PKG}`];
+    assert.ok(entry, `${HOST_PKG} was not installed`);
+    assert.equal(entry.optional, true, 'installed as an optional dependency');
+    assert.deepEqual(entry.os, [host.platform]);
+    assert.deepEqual(entry.cpu, [host.arch]);
+  });
+
+  test('binaryPath() resolves to the platform package, and SESSIONLOCKS_BINARY overrides it', () => {
+    const expected = path.join(project, 'node_modules', HOST_PKG, 'bin', process.platform === 'win32' ? 'sessionlocks.exe' : 'sessionlocks');
+    assert.equal(sl.binaryPath(), expected);
+    if (process.platform !== 'win32') assert.ok(fs.statSync(expected).mode & 0o111, 'the binary is executable');
+    const other = hostBinary();
+    assert.equal(sl.binaryPath({ env: { SESSIONLOCKS_BINARY: other } }), other);
+  });
+
+  test('packing checks that each binary is built for its package', () => {
+    assert.deepEqual(binaryTarget(hostBinary()), { goos: host.goos, goarch: host.goarch });
+    const other = platforms.find((p) => p.goarch !== host.goarch);
+    assert.throws(
+      () => pack({ version: '0.0.0-test', out: tmpdir(), only: [key(other)], binary: hostBinary() }),
+      new RegExp(`is ${host.goos}/${host.goarch}, but the package ${MAIN}-${key(other)} is for ${other.goos}/${other.goarch}`),
+    );
+  });
+
+  test('ES modules import the CommonJS package by name', () => {
+    const script = path.join(project, 'esm.mjs');
+    fs.writeFileSync(
+      script,
+      "import { SessionLocks, SessionLocksError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms } from '@copilot-ide/sessionlocks';\n" +
+        'console.log([SessionLocks, SessionLocksError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms].map((x) => typeof x).join(" "));\n',
+    );
+    const out = execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
+    assert.equal(out.trim(), 'function function object function function function object');
+  });
+
+  test('the bin shim runs the binary with inherited stdio and its exit code', () => {
+    const shim = path.join(project, 'node_modules', '.bin', 'sessionlocks');
+    const out = execFileSync(shim, ['schema'], { encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(out), openrpc);
+    const bad = spawnSync(shim, ['no-such-command'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown command "no-such-command"/);
+  });
+});
+
+describe('the client, through the installed package', () => {
+  let stateDir;
+  let client;
+  const ids = { free: crypto.randomUUID(), stale: crypto.randomUUID(), live: crypto.randomUUID(), force: crypto.randomUUID() };
+  let stale;
+  const fakes = {};
+
+  before(async () => {
+    stateDir = path.join(tmpdir(), 'session-state');
+    const day = 24 * 3600 * 1000;
+    writeSession(stateDir, ids.free, { name: 'free', updatedAt: new Date(Date.now() - 4 * day) });
+    writeSession(stateDir, ids.stale, { name: 'stale', updatedAt: new Date(Date.now() - 3 * day) });
+    stale = writeStaleLock(stateDir, ids.stale);
+    writeSession(stateDir, ids.live, { name: 'live', updatedAt: new Date(Date.now() - 2 * day) });
+    writeSession(stateDir, ids.force, { name: 'force', updatedAt: new Date(Date.now() - 1 * day) });
+    fakes.live = await startFakeSession(stateDir, ids.live);
+    fakes.force = await startFakeSession(stateDir, ids.force);
+    client = await sl.SessionLocks.spawn({ stateDir });
+  });
+
+  after(async () => {
+    await client?.dispose();
+    await Promise.all(Object.values(fakes).map((f) => f.stop()));
+  });
+
+  test('status', async () => {
+    const st = await client.status();
+    assert.equal(st.pid, client.pid);
+    assert.equal(st.stateDir, stateDir);
+    assert.ok(st.version, 'version');
+    assert.equal(typeof st.uptimeMs, 'number');
+    assert.equal(typeof st.cache.ttlMs, 'number');
+    assert.deepEqual(st.platform, { os: host.goos, arch: host.goarch });
+  });
+
+  test('listSessions', async () => {
+    const all = await client.listSessions();
+    assert.equal(all.stateDir, stateDir);
+    assert.equal(all.total, 4);
+    // Newest updatedAt first.
+    assert.deepEqual(all.sessions.map((s) => s.id), [ids.force, ids.live, ids.stale, ids.free]);
+    const byId = Object.fromEntries(all.sessions.map((s) => [s.id, s]));
+    assert.equal(byId[ids.free].state, 'free');
+    assert.deepEqual(byId[ids.free].holders, []);
+    assert.equal(byId[ids.free].name, 'free');
+    assert.equal(byId[ids.stale].state, 'stale');
+    assert.equal(byId[ids.stale].holders[0].pid, stale.pid);
+    assert.equal(byId[ids.stale].holders[0].verdict, 'stale');
+    assert.equal(byId[ids.live].state, 'inUse');
+    assert.equal(byId[ids.live].holders[0].pid, fakes.live.pid);
+    assert.equal(byId[ids.live].holders[0].verdict, 'live');
+
+    const locked = await client.listSessions({ includeFree: false });
+    assert.ok(!locked.sessions.some((s) => s.id === ids.free), 'includeFree: false lists a free session');
+    const some = await client.listSessions({ ids: [ids.live] });
+    assert.deepEqual(some.sessions.map((s) => s.id), [ids.live]);
+    const page = await client.listSessions({ limit: 1, offset: 1 });
+    assert.equal(page.total, 4);
+    assert.deepEqual(page.sessions.map((s) => s.id), [ids.live]);
+  });
+
+  test('canResume', async () => {
+    const live = await client.canResume({ sessionId: ids.live });
+    assert.equal(live.canResume, false);
+    assert.equal(live.state, 'inUse');
+    assert.match(live.message, new RegExp(String(fakes.live.pid)));
+    const free = await client.canResume({ sessionId: ids.free });
+    assert.equal(free.canResume, true);
+    assert.equal(free.state, 'free');
+  });
+
+  test('errors are SessionLocksError with the JSON-RPC code and data', async () => {
+    const missing = crypto.randomUUID();
+    await assert.rejects(client.canResume({ sessionId: missing }), (err) => {
+      assert.ok(err instanceof sl.SessionLocksError);
+      assert.equal(err.code, sl.ErrorCodes.SessionNotFound);
+      assert.equal(err.method, 'canResume');
+      assert.equal(err.data?.sessionId, missing);
+      return true;
+    });
+    await assert.rejects(client.canResume({ sessionId: '../etc' }), (err) => {
+      assert.equal(err.code, sl.ErrorCodes.InvalidParams);
+      assert.match(err.message, /sessionId/);
+      return true;
+    });
+    await assert.rejects(client.request('noSuchMethod', {}), { code: sl.ErrorCodes.MethodNotFound });
+  });
+
+  test('reclaimStale: a dry run removes nothing, then the stale lock goes and live ones stay', async () => {
+    const dry = await client.reclaimStale({ dryRun: true });
+    assert.deepEqual(dry.reclaimed.map((h) => h.pid), [stale.pid]);
+    assert.ok(fs.existsSync(stale.lockFile), 'dry run removed the lock');
+    const done = await client.reclaimStale({});
+    assert.deepEqual(done.reclaimed.map((h) => h.pid), [stale.pid]);
+    assert.deepEqual(done.failed, []);
+    assert.ok(!fs.existsSync(stale.lockFile) && !fs.existsSync(stale.holdFile), 'stale files still there');
+    const kept = done.kept.map((h) => h.pid).sort();
+    assert.deepEqual(kept, [fakes.live.pid, fakes.force.pid].sort());
+    assert.equal((await client.canResume({ sessionId: ids.live })).canResume, false);
+  });
+
+  test('forceResume with terminate ends the holder and frees the session', async () => {
+    const r = await client.forceResume({ sessionId: ids.force, terminate: true, graceMs: 5000 });
+    assert.equal(r.sessionId, ids.force);
+    assert.deepEqual(r.terminated, [fakes.force.pid]);
+    assert.deepEqual(r.removed.map((h) => h.pid), [fakes.force.pid]);
+    assert.equal(r.session.state, 'free');
+    const exit = await fakes.force.exited;
+    assert.equal(exit.signal, 'SIGTERM');
+  });
+
+  test('discover returns the committed OpenRPC document', async () => {
+    assert.deepEqual(await client.discover(), openrpc);
+  });
+
+  test('sessionsChanged arrives when a CLI opens a session', async () => {
+    const id = crypto.randomUUID();
+    const seen = [];
+    const changed = waitFor(
+      (listener) => client.onSessionsChanged((n) => { seen.push(n); listener(n); }),
+      (n) => n.changed.some((s) => s.id === id && s.state === 'inUse'),
+      10_000,
+      'TODO(watch): no sessionsChanged notification for a new session within 10 s; the watcher (watch/) must push one ' +
+        `after a CLI opens a session. Notifications seen: ${JSON.stringify(seen).slice(0, 500)}`,
+    );
+    writeSession(stateDir, id, { name: 'new' });
+    fakes.fresh = await startFakeSession(stateDir, id);
+    const n = await changed;
+    assert.ok(Array.isArray(n.removed));
+    const s = n.changed.find((c) => c.id === id);
+    assert.equal(s.holders[0].pid, fakes.fresh.pid);
+  });
+
+  test('a disposed listener hears nothing more', () => {
+    let calls = 0;
+    const sub = client.onSessionsChanged(() => calls++);
+    sub.dispose();
+    assert.equal(calls, 0);
+    assert.doesNotThrow(() => sub.dispose());
+  });
+});
+
+describe('the child process', () => {
+  const stateDir = () => path.join(tmpdir(), 'empty-state');
+
+  test('dispose rejects pending calls, ends the child and is idempotent', async () => {
+    const c = await sl.SessionLocks.spawn({ stateDir: stateDir() });
+    const calls = [c.status(), c.listSessions(), c.canResume({ sessionId: crypto.randomUUID() })];
+    const disposed = c.dispose();
+    for (const call of calls) {
+      await assert.rejects(call, (err) => err instanceof sl.SessionLocksError && err.code === sl.ErrorCodes.Disposed);
+    }
+    await disposed;
+    const exit = await c.exited;
+    assert.equal(exit.expected, true);
+    // stdin EOF is enough: the server exits on its own, no signal needed.
+    assert.equal(exit.signal, null);
+    assert.equal(exit.code, 0);
+    await assert.rejects(c.status(), { code: sl.ErrorCodes.Disposed });
+    await c.dispose();
+  });
+
+  test('dispose escalates to SIGTERM, then SIGKILL, for a child that ignores EOF', { skip: process.platform === 'win32' }, async (t) => {
+    // Not the server (which exits on EOF) but a process that will not: what
+    // dispose must still end. The constructor takes any spawned child.
+    // The child says "ready" on stderr once its SIGTERM handler is in place;
+    // a signal before that would test nothing.
+    const stubborn = async (ignoreTerm) => {
+      const code = `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ''} process.stderr.write('ready\\n'); setInterval(() => {}, 1000)`;
+      const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'pipe'] });
+      let ready;
+      const isReady = new Promise((resolve) => (ready = resolve));
+      const c = new sl.SessionLocks(child, { disposeGraceMs: 200, onStderr: (s) => s.includes('ready') && ready() });
+      await isReady;
+      return c;
+    };
+    await t.test('SIGTERM ends it', async () => {
+      const c = await stubborn(false);
+      await c.dispose();
+      const exit = await c.exited;
+      assert.equal(exit.signal, 'SIGTERM');
+      assert.equal(exit.expected, true);
+    });
+    await t.test('SIGKILL when it ignores SIGTERM', async () => {
+      const c = await stubborn(true);
+      await c.dispose();
+      assert.equal((await c.exited).signal, 'SIGKILL');
+    });
+  });
+
+  test('a crash (SIGKILL) fires exited and rejects pending calls', { skip: process.platform === 'win32' }, async () => {
+    const c = await sl.SessionLocks.spawn({ stateDir: stateDir() });
+    let heard;
+    c.onExit((info) => (heard = info));
+    // Stopped, the child cannot answer before it dies: the call is surely pending.
+    process.kill(c.pid, 'SIGSTOP');
+    const pending = c.status();
+    process.kill(c.pid, 'SIGKILL');
+    await assert.rejects(pending, (err) => {
+      assert.ok(err instanceof sl.SessionLocksError);
+      assert.equal(err.code, sl.ErrorCodes.ChildExited);
+      assert.match(err.message, /SIGKILL/);
+      assert.deepEqual(err.data, { code: null, signal: 'SIGKILL' });
+      return true;
+    });
+    const exit = await c.exited;
+    assert.equal(exit.expected, false);
+    assert.equal(exit.signal, 'SIGKILL');
+    assert.deepEqual(heard, exit);
+    await assert.rejects(c.listSessions(), { code: sl.ErrorCodes.ChildExited });
+    await c.dispose();
+  });
+
+  test('a binary that cannot start rejects spawn with the reason', async () => {
+    await assert.rejects(sl.SessionLocks.spawn({ binary: path.join(tmpdir(), 'missing') }), (err) => {
+      assert.equal(err.code, sl.ErrorCodes.ChildExited);
+      assert.match(err.message, /ENOENT/);
+      return true;
+    });
+    // A server that exits at once (a bad flag): the rejection carries its stderr.
+    await assert.rejects(sl.SessionLocks.spawn({ stateDir: stateDir(), args: ['--no-such-flag'] }), (err) => {
+      assert.equal(err.code, sl.ErrorCodes.ChildExited);
+      assert.match(err.message, /no-such-flag/);
+      return true;
+    });
+  });
+
+  test('an aborted call rejects with RequestCancelled', async () => {
+    const c = await sl.SessionLocks.spawn({ stateDir: stateDir() });
+    try {
+      await assert.rejects(c.status({ signal: AbortSignal.abort() }), { code: sl.ErrorCodes.RequestCancelled });
+      const ac = new AbortController();
+      const call = c.listSessions({}, { signal: ac.signal });
+      ac.abort();
+      await assert.rejects(call, { code: sl.ErrorCodes.RequestCancelled });
+      // The connection is still good.
+      assert.equal((await c.status()).pid, c.pid);
+    } finally {
+      await c.dispose();
+    }
+  });
+});
+
+describe('without the platform package', () => {
+  test('binaryPath, spawn and the shim name the missing package and the platform', async () => {
+    const bare = projectDir('bare');
+    npm(['install', '--prefer-offline', '--omit=optional', packed.tarballs[MAIN]], bare);
+    assert.ok(!fs.existsSync(path.join(bare, 'node_modules', HOST_PKG)));
+    const pkg = createRequire(path.join(bare, 'package.json'))(MAIN);
+    const wanted = (err) =>
+      err instanceof pkg.BinaryNotFoundError &&
+      err.message.includes(HOST_PKG) &&
+      err.message.includes(key(host)) &&
+      err.packageName === HOST_PKG;
+    assert.throws(() => pkg.binaryPath(), wanted);
+    await assert.rejects(pkg.SessionLocks.spawn(), wanted);
+    const shim = spawnSync(path.join(bare, 'node_modules', '.bin', 'sessionlocks'), ['version'], { encoding: 'utf8' });
+    assert.equal(shim.status, 1);
+    assert.ok(shim.stderr.includes(HOST_PKG), shim.stderr);
+  });
+});

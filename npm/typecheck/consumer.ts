@@ -1,0 +1,81 @@
+// How copilot-ide uses the package. It is never run, only type-checked: each
+// line pins part of the typed API, and each @ts-expect-error a mistake the
+// types must catch.
+
+import {
+  binaryPath,
+  BinaryNotFoundError,
+  ErrorCodes,
+  SessionLocks,
+  SessionLocksError,
+  type CanResumeResult,
+  type ExitInfo,
+  type Holder,
+  type Result,
+  type Session,
+  type SessionsChangedParams,
+} from '@copilot-ide/sessionlocks';
+
+export async function main(sessionId: string): Promise<void> {
+  const path: string = binaryPath();
+  const locks = await SessionLocks.spawn({ stateDir: '/tmp/state', args: ['--log-level', 'debug'], env: { COPILOT_HOME: '/tmp' }, onStderr: (s: string) => void s });
+
+  const list = await locks.listSessions({ includeFree: false, limit: 10 });
+  const sessions: Session[] = list.sessions;
+  const state: 'free' | 'inUse' | 'unknown' | 'stale' = sessions[0].state;
+  const holder: Holder | undefined = sessions[0].holders[0];
+  const reason: string | undefined = holder?.reason;
+  await locks.listSessions();
+
+  const verdict: CanResumeResult = await locks.canResume({ sessionId });
+  const ok: boolean = verdict.canResume;
+  const message: string = verdict.message;
+
+  const reclaimed = await locks.reclaimStale({ sessionIds: [sessionId], dryRun: true });
+  const pids: number[] = reclaimed.reclaimed.map((h) => h.pid);
+  const failures: string[] = reclaimed.failed.map((f) => f.error);
+
+  const forced = await locks.forceResume({ sessionId, terminate: true, graceMs: 3000 });
+  const terminated: number[] = forced.terminated;
+
+  const status: Result<'status'> = await locks.status();
+  const os: string = status.platform.os;
+  const doc = await locks.discover();
+  const openrpc: string = doc.openrpc;
+
+  const ac = new AbortController();
+  await locks.listSessions({}, { signal: ac.signal });
+  const any: unknown = await locks.request('someFutureMethod', { x: 1 });
+
+  const sub = locks.onSessionsChanged((change: SessionsChangedParams) => {
+    const ids: string[] = change.changed.map((s) => s.id);
+    const gone: string[] = change.removed;
+    void ids, gone;
+  });
+  sub.dispose();
+
+  const exit: ExitInfo = await locks.exited;
+  const signal: NodeJS.Signals | null = exit.signal;
+  locks.onExit((info) => void info.expected);
+
+  try {
+    await locks.canResume({ sessionId });
+  } catch (err) {
+    if (err instanceof SessionLocksError && err.code === ErrorCodes.SessionNotFound) void err.data;
+    if (err instanceof BinaryNotFoundError) void err.packageName;
+  }
+  await locks.dispose();
+
+  // @ts-expect-error canResume needs a sessionId
+  await locks.canResume({});
+  // @ts-expect-error sessionIds is an array
+  await locks.reclaimStale({ sessionIds: sessionId });
+  // @ts-expect-error no such parameter
+  await locks.listSessions({ include: true });
+  // @ts-expect-error a state that does not exist
+  const bad: Session['state'] = 'busy';
+  // @ts-expect-error a typed method's params are checked through request() too
+  await locks.request('canResume', { sessionId: 42 });
+
+  void path, state, reason, ok, message, pids, failures, terminated, os, openrpc, any, signal, bad;
+}

@@ -41,21 +41,26 @@ func runCall(args []string, stdout, stderr io.Writer) int {
 	var ef engineFlags
 	ef.register(fs)
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
+	switch {
+	case len(pos) == 0:
 		fs.Usage()
 		return 2
+	case len(pos) > 2:
+		fmt.Fprintf(stderr, "sessionlocks call: want METHOD and at most one PARAMS-JSON argument, got %d arguments (quote the JSON); see sessionlocks call -h\n", len(pos))
+		return 2
 	}
-	method := fs.Arg(0)
+	method := pos[0]
 	var params json.RawMessage
-	if fs.NArg() == 2 {
-		params = json.RawMessage(fs.Arg(1))
-		if fs.Arg(1) == "-" {
+	if len(pos) == 2 {
+		params = json.RawMessage(pos[1])
+		if pos[1] == "-" {
 			b, err := io.ReadAll(os.Stdin)
 			if err != nil {
 				fmt.Fprintln(stderr, "sessionlocks call: reading params from stdin:", err)

@@ -132,6 +132,8 @@ func wireWatch(st watch.Stats) *WatchStatus {
 		Events:    st.Events,
 		Rescans:   st.Rescans,
 		Notified:  st.Notified,
+		Sessions:  st.Sessions,
+		Note:      st.Note,
 	}
 }
 

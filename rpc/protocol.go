@@ -257,6 +257,10 @@ type WatchStatus struct {
 	Rescans uint64 `json:"rescans"`
 	// Notified counts the sessionsChanged notifications delivered.
 	Notified uint64 `json:"notified"`
+	// Sessions is how many sessions the watcher knows of.
+	Sessions int `json:"sessions"`
+	// Note says, in one sentence, why the mode in force differs from the one asked for (for example the inotify watch limit was reached); absent when it does not.
+	Note string `json:"note,omitempty"`
 }
 
 // StatusResult is the result of status.

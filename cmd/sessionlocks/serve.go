@@ -68,6 +68,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 	var ef engineFlags
 	ef.register(fs)
 	noWatch := fs.Bool("no-watch", false, "do not watch for changes (no sessionsChanged notifications)")
+	pollInterval := fs.Duration("poll-interval", watch.DefaultPollInterval, "poll mode: how often session directories are checked for changes")
 	watchMode := fs.String("watch", string(watch.ModeAuto), "how to watch: auto, notify (file events everywhere) or poll (events on locked sessions, mtime polling elsewhere)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
@@ -83,11 +84,9 @@ func runServe(args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sessionlocks serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	mode := watch.Mode(*watchMode)
-	switch mode {
-	case watch.ModeAuto, watch.ModeNotify, watch.ModePoll:
-	default:
-		fmt.Fprintf(stderr, "sessionlocks serve: --watch must be auto, notify or poll, not %q\n", *watchMode)
+	mode, err := watch.ParseMode(*watchMode)
+	if err != nil {
+		fmt.Fprintf(stderr, "sessionlocks serve: --watch: %v\n", err)
 		return 2
 	}
 	log, closeLog, err := newLogger(*logLevel, *logFile, stderr)
@@ -122,7 +121,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 	}
 	if !*noWatch {
 		// A watcher that cannot start costs notifications, not answers.
-		w, err := watch.New(engine, watch.Options{Mode: mode, Logger: log})
+		w, err := watch.New(engine, watch.Options{Mode: mode, PollInterval: *pollInterval, Logger: log})
 		if err != nil {
 			log.Warn("not watching for changes; sessionsChanged will not be sent", "error", err)
 		} else {

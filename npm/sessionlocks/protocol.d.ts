@@ -500,6 +500,14 @@ export interface WatchStatus {
    * Notified counts the sessionsChanged notifications delivered.
    */
   notified: number;
+  /**
+   * Sessions is how many sessions the watcher knows of.
+   */
+  sessions: number;
+  /**
+   * Note says, in one sentence, why the mode in force differs from the one asked for (for example the inotify watch limit was reached); absent when it does not.
+   */
+  note?: string;
 }
 /**
  * Every notification the server sends: its params type, by method name.

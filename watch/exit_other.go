@@ -1,0 +1,5 @@
+//go:build !linux && !darwin && !windows
+
+package watch
+
+func newExitWatcher(exits chan<- int) exitWatcher { return unsupportedWatcher{} }

@@ -1,0 +1,350 @@
+package watch
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+)
+
+// waitTimeout bounds every wait for an expected notification. Nothing is
+// asserted about how fast it arrives; the benchmarks measure that.
+const waitTimeout = 10 * time.Second
+
+// nsChildEnv marks the copy of the test binary that runs inside a user
+// namespace of its own (limit_linux_test.go).
+const nsChildEnv = "WATCH_TEST_USERNS_CHILD"
+
+// fakeCLI is the path of the fake Copilot CLI, built once by TestMain.
+var fakeCLI string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(nsChildEnv) != "" {
+		// A copy of this binary inside a user namespace runs one test
+		// that needs no fake CLI.
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "watch-fakecli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeCLI = filepath.Join(dir, "copilot")
+	if runtime.GOOS == "windows" {
+		fakeCLI += ".exe"
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(gobin, "build", "-o", fakeCLI, "github.com/copilot-ide/sessionlocks/internal/fakecli/copilot").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the fake CLI: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recorder applies every Change to a view of the sessions, as the IDE would.
+type recorder struct {
+	mu      sync.Mutex
+	view    map[string]sessionlocks.Session
+	changes []Change
+	wake    chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{view: map[string]sessionlocks.Session{}, wake: make(chan struct{})}
+}
+
+func (r *recorder) notify(c Change) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range c.Changed {
+		r.view[s.ID] = s
+	}
+	for _, id := range c.Removed {
+		delete(r.view, id)
+	}
+	r.changes = append(r.changes, c)
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// waitFor waits until pred holds for the view, failing the test after waitTimeout.
+func (r *recorder) waitFor(t testing.TB, what string, pred func(view map[string]sessionlocks.Session) bool) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		r.mu.Lock()
+		ok := pred(r.view)
+		wake := r.wake
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			t.Fatalf("no notification: %s within %v; view now:\n%s", what, waitTimeout, r.dump())
+		}
+	}
+}
+
+// waitSession waits until session id is in the view and pred holds for it.
+func (r *recorder) waitSession(t testing.TB, id, what string, pred func(s sessionlocks.Session) bool) sessionlocks.Session {
+	t.Helper()
+	var got sessionlocks.Session
+	r.waitFor(t, id+" "+what, func(v map[string]sessionlocks.Session) bool {
+		s, ok := v[id]
+		got = s
+		return ok && pred(s)
+	})
+	return got
+}
+
+func (r *recorder) waitState(t testing.TB, id string, st sessionlocks.State) sessionlocks.Session {
+	t.Helper()
+	return r.waitSession(t, id, "state "+string(st), func(s sessionlocks.Session) bool { return s.State == st })
+}
+
+func (r *recorder) waitRemoved(t testing.TB, id string) {
+	t.Helper()
+	r.waitFor(t, id+" removed", func(v map[string]sessionlocks.Session) bool {
+		_, ok := v[id]
+		return !ok && r.sawRemoved(id)
+	})
+}
+
+func (r *recorder) sawRemoved(id string) bool {
+	for _, c := range r.changes {
+		if slices.Contains(c.Removed, id) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recorder) has(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.view[id]
+	return ok
+}
+
+func (r *recorder) snapshot() []Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.changes)
+}
+
+func (r *recorder) dump() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	ids := make([]string, 0, len(r.view))
+	for id := range r.view {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for i, id := range ids {
+		if i == 20 {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(ids)-i)
+			break
+		}
+		s := r.view[id]
+		fmt.Fprintf(&b, "  %s %s", id, s.State)
+		for _, h := range s.Holders {
+			fmt.Fprintf(&b, " [pid %d %s %s]", h.PID, h.Verdict, h.Reason)
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "  (%d notifications)", len(r.changes))
+	return b.String()
+}
+
+// fixture is a state dir, an engine on it and a running watcher.
+type fixture struct {
+	dir string
+	e   *sessionlocks.Engine
+	w   *Watcher
+	rec *recorder
+	// stateWatches is how many fsnotify watches the state dir (or its
+	// ancestor) takes: none where poll mode finds sessions by its mtime.
+	stateWatches int
+}
+
+type fixtureOpts struct {
+	mode   Mode
+	settle time.Duration
+	setup  func(w *Watcher) // runs before Run: test hooks
+}
+
+// newEngine returns an engine on dir with a short settle window, so that the
+// fake CLI's locks reach "hold-locked" quickly.
+func newEngine(dir string, settle time.Duration) *sessionlocks.Engine {
+	if settle == 0 {
+		settle = 300 * time.Millisecond
+	}
+	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: settle})
+}
+
+// start runs a watcher on dir and waits until it has read its baseline.
+func start(t testing.TB, dir string, o fixtureOpts) *fixture {
+	t.Helper()
+	e := newEngine(dir, o.settle)
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w, err := New(e, Options{Mode: o.mode, PollInterval: 200 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.stateByMtime = kqueueLike
+	if o.setup != nil {
+		o.setup(w)
+	}
+	f := &fixture{dir: dir, e: e, w: w, rec: newRecorder(), stateWatches: 1}
+	if w.mode == ModePoll && w.stateByMtime {
+		f.stateWatches = 0
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, f.rec.notify) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v, want context.Canceled", err)
+		}
+		if w.Stats().Watching {
+			t.Errorf("Stats.Watching after Run returned")
+		}
+	})
+	select {
+	case <-w.started:
+	case err := <-done:
+		t.Fatalf("Run returned early: %v", err)
+	case <-time.After(waitTimeout):
+		t.Fatalf("watcher did not read its baseline within %v", waitTimeout)
+	}
+	return f
+}
+
+// waitStats waits until pred holds for the watcher's stats.
+func (f *fixture) waitStats(t testing.TB, what string, pred func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		s := f.w.Stats()
+		if pred(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats never showed %s: %+v", what, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// mkSession creates a session directory with a workspace.yaml.
+func mkSession(t testing.TB, dir, id, name string) string {
+	t.Helper()
+	sd := filepath.Join(dir, id)
+	if err := os.MkdirAll(sd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ws := fmt.Sprintf("id: %s\ncwd: /tmp/%s\nclient_name: test\nname: %s\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-20T10:00:00.000Z\n", id, id, name)
+	if err := os.WriteFile(filepath.Join(sd, "workspace.yaml"), []byte(ws), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sd
+}
+
+// sessionID makes a UUID-shaped id, as the CLI names its sessions.
+func sessionID(n int) string {
+	return fmt.Sprintf("0000%04x-1111-4222-8333-%012x", n&0xffff, n)
+}
+
+// cli is one fake Copilot CLI holding a session open.
+type cli struct {
+	cmd   *exec.Cmd
+	pid   int
+	stdin io.WriteCloser
+}
+
+// startCLI runs the fake CLI on session id and waits until its .lock and
+// flocked .hold are in place.
+func startCLI(t testing.TB, dir, id string, args ...string) *cli {
+	t.Helper()
+	cmd := exec.Command(fakeCLI, append([]string{"--state-dir", dir, "--session", id}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &cli{cmd: cmd, pid: cmd.Process.Pid, stdin: stdin}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "ready "+strconv.Itoa(c.pid)+"\n" {
+		t.Fatalf("fake CLI: got %q, %v; want ready %d", line, err, c.pid)
+	}
+	return c
+}
+
+// holder returns s's holder for pid, or false.
+func holder(s sessionlocks.Session, pid int) (sessionlocks.Holder, bool) {
+	for _, h := range s.Holders {
+		if h.PID == pid {
+			return h, true
+		}
+	}
+	return sessionlocks.Holder{}, false
+}
+
+func hasReason(pid int, r sessionlocks.Reason) func(sessionlocks.Session) bool {
+	return func(s sessionlocks.Session) bool {
+		h, ok := holder(s, pid)
+		return ok && h.Reason == r
+	}
+}
+
+// modes runs f once per mode; "poll-kqueue" is poll mode as it runs where
+// fsnotify uses kqueue (the state dir found by mtime, not watched), so that
+// the macOS behaviour is exercised here with real files too.
+func modes(t *testing.T, f func(t *testing.T, m Mode)) {
+	for _, v := range []struct {
+		name      string
+		m         Mode
+		kqueueish bool
+	}{{"notify", ModeNotify, false}, {"poll", ModePoll, false}, {"poll-kqueue", ModePoll, true}} {
+		t.Run(v.name, func(t *testing.T) {
+			kqueueLike = v.kqueueish || kqueueBackend(runtime.GOOS)
+			t.Cleanup(func() { kqueueLike = kqueueBackend(runtime.GOOS) })
+			f(t, v.m)
+		})
+	}
+}
+
+// kqueueLike is what start sets Watcher.stateByMtime to; modes sets it.
+var kqueueLike = kqueueBackend(runtime.GOOS)

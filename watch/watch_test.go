@@ -1,0 +1,493 @@
+package watch
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+)
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	e := newEngine(t.TempDir(), 0)
+	tests := []struct {
+		name string
+		e    *sessionlocks.Engine
+		opts Options
+	}{
+		{"nil engine", nil, Options{}},
+		{"unknown mode", e, Options{Mode: "inotify"}},
+		{"negative interval", e, Options{PollInterval: -time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if w, err := New(tt.e, tt.opts); err == nil {
+				t.Fatalf("New = %v, nil; want an error", w)
+			}
+		})
+	}
+}
+
+func TestAutoMode(t *testing.T) {
+	for goos, want := range map[string]Mode{
+		"linux": ModeNotify, "windows": ModeNotify, "darwin": ModePoll, "freebsd": ModePoll, "openbsd": ModePoll,
+	} {
+		if got := autoMode(goos); got != want {
+			t.Errorf("autoMode(%s) = %s, want %s", goos, got, want)
+		}
+	}
+	w, err := New(newEngine(t.TempDir(), 0), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Stats().Mode; got != autoMode(runtime.GOOS) {
+		t.Errorf("Stats().Mode = %s before Run, want the resolved %s", got, autoMode(runtime.GOOS))
+	}
+}
+
+func TestRunTwice(t *testing.T) {
+	f := start(t, t.TempDir(), fixtureOpts{mode: ModeNotify})
+	if err := f.w.Run(context.Background(), func(Change) {}); err == nil {
+		t.Fatal("second Run succeeded")
+	}
+}
+
+// A CLI opens a session (lock created), its lock comes of age with no file
+// event (starting -> hold-locked, from the settle timer), and it closes the
+// session cleanly (lock removed).
+func TestLockCreatedAndRemoved(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		dir := t.TempDir()
+		id, idle := sessionID(1), sessionID(2)
+		mkSession(t, dir, id, "busy")
+		mkSession(t, dir, idle, "idle")
+		f := start(t, dir, fixtureOpts{mode: m, settle: time.Second})
+		if m == ModePoll {
+			f.waitStats(t, "only the state dir watched", func(s Stats) bool { return s.Dirs == f.stateWatches && s.Polled == 2 })
+		}
+
+		c := startCLI(t, dir, id, "--exit-on-eof")
+		s := f.rec.waitState(t, id, sessionlocks.StateInUse)
+		first, _ := holder(s, c.pid)
+		s = f.rec.waitSession(t, id, "holder hold-locked", hasReason(c.pid, sessionlocks.ReasonHoldLocked))
+		if h, _ := holder(s, c.pid); h.HoldFile == "" || h.Verdict != sessionlocks.Live {
+			t.Errorf("holder = %+v, want a live holder with its .hold", h)
+		}
+		if first.Reason != sessionlocks.ReasonStarting {
+			t.Logf("first notification already said %s (machine slow?); the settle re-probe went unexercised", first.Reason)
+		}
+		st := f.waitStats(t, "the holder's process watched", func(s Stats) bool { return s.Processes+s.PolledProcesses == 1 })
+		if runtime.GOOS == "linux" && st.Processes != 1 {
+			t.Errorf("Stats = %+v: want the holder awaited with a pidfd, not polled", st)
+		}
+		if m == ModePoll {
+			f.waitStats(t, "the locked session watched", func(s Stats) bool { return s.Dirs == f.stateWatches+1 && s.Polled == 1 })
+		}
+
+		c.stdin.Close() // the fake CLI removes its files and exits
+		f.rec.waitSession(t, id, "free again", func(s sessionlocks.Session) bool {
+			return s.State == sessionlocks.StateFree && len(s.Holders) == 0
+		})
+		c.cmd.Wait()
+		if f.rec.has(idle) {
+			t.Errorf("the idle session was reported though nothing about it changed")
+		}
+		f.waitStats(t, "no process watched", func(s Stats) bool { return s.Processes+s.PolledProcesses == 0 })
+		if m == ModePoll {
+			f.waitStats(t, "the session unwatched again", func(s Stats) bool { return s.Dirs == f.stateWatches })
+		}
+	})
+}
+
+// A SIGKILLed CLI changes no file: only the exit event (pidfd) reveals it,
+// or, where the platform has none, the one-second re-probe of live holders.
+func TestHolderKilled(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		for _, tc := range []struct{ format, exits string }{{"new", "event"}, {"old", "event"}, {"new", "polled"}} {
+			format := tc.format
+			t.Run(tc.format+"-"+tc.exits, func(t *testing.T) {
+				dir := t.TempDir()
+				id := sessionID(3)
+				mkSession(t, dir, id, "victim")
+				f := start(t, dir, fixtureOpts{mode: m, setup: func(w *Watcher) {
+					if tc.exits == "polled" {
+						w.newExitWatcher = func(chan<- int) exitWatcher { return unsupportedWatcher{} }
+					}
+				}})
+				var args []string
+				want := sessionlocks.ReasonHoldLocked
+				if format == "old" {
+					args, want = []string{"--old"}, sessionlocks.ReasonStarting
+				}
+				c := startCLI(t, dir, id, args...)
+				f.rec.waitSession(t, id, "live holder", hasReason(c.pid, want))
+				st := f.waitStats(t, "the holder's process watched", func(s Stats) bool { return s.Processes+s.PolledProcesses == 1 })
+				if polled := tc.exits == "polled"; polled != (st.PolledProcesses == 1) && (polled || runtime.GOOS == "linux") {
+					t.Errorf("Stats = %+v with exits %s", st, tc.exits)
+				}
+
+				if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				// Not reaped yet: the process is a zombie, as it stays while a
+				// slow parent has not waited for it.
+				s := f.rec.waitState(t, id, sessionlocks.StateStale)
+				h, _ := holder(s, c.pid)
+				if h.Verdict != sessionlocks.Stale {
+					t.Errorf("holder %+v, want stale", h)
+				}
+				c.cmd.Wait()
+				for _, name := range []string{"inuse." + strconv.Itoa(c.pid) + ".lock"} {
+					if _, err := os.Stat(filepath.Join(dir, id, name)); err != nil {
+						t.Errorf("%s: %v; SIGKILL leaves the lock behind and the watcher must not touch it", name, err)
+					}
+				}
+				f.waitStats(t, "no process watched", func(s Stats) bool { return s.Processes+s.PolledProcesses == 0 })
+			})
+		}
+	})
+}
+
+func TestSessionDirCreatedAndRemoved(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		dir := t.TempDir()
+		mkSession(t, dir, sessionID(1), "old")
+		f := start(t, dir, fixtureOpts{mode: m})
+
+		id := sessionID(4)
+		mkSession(t, dir, id, "brand new")
+		s := f.rec.waitSession(t, id, "named", func(s sessionlocks.Session) bool { return s.Name == "brand new" })
+		if s.State != sessionlocks.StateFree {
+			t.Errorf("new session state %s, want free", s.State)
+		}
+		// Not a session: the CLI's operation-lock dir and a stray file.
+		os.MkdirAll(filepath.Join(dir, ".session-operation-locks"), 0o700)
+		os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600)
+
+		if err := os.RemoveAll(filepath.Join(dir, id)); err != nil {
+			t.Fatal(err)
+		}
+		f.rec.waitRemoved(t, id)
+		for _, c := range f.rec.snapshot() {
+			for _, s := range c.Changed {
+				if s.ID != id {
+					t.Errorf("notified about %q, which did not change", s.ID)
+				}
+			}
+		}
+	})
+}
+
+func TestStateDirCreatedAfterStart(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		home := t.TempDir()
+		dir := filepath.Join(home, ".copilot", "session-state")
+		f := start(t, dir, fixtureOpts{mode: m})
+		if st := f.w.Stats(); st.StateDirPresent || st.Dirs != f.stateWatches {
+			t.Errorf("Stats = %+v, want the ancestor watched and the state dir absent", st)
+		}
+
+		// The CLI creates the whole chain at once on first use.
+		id := sessionID(5)
+		c := startCLI(t, dir, id)
+		f.rec.waitState(t, id, sessionlocks.StateInUse)
+		f.waitStats(t, "state dir present", func(s Stats) bool { return s.StateDirPresent })
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+		f.rec.waitState(t, id, sessionlocks.StateStale)
+
+		// Removing the state dir removes its sessions; creating it again
+		// is seen again.
+		if err := os.RemoveAll(filepath.Join(home, ".copilot")); err != nil {
+			t.Fatal(err)
+		}
+		f.rec.waitRemoved(t, id)
+		f.waitStats(t, "state dir absent", func(s Stats) bool { return !s.StateDirPresent })
+		id2 := sessionID(6)
+		mkSession(t, dir, id2, "second life")
+		f.rec.waitSession(t, id2, "named", func(s sessionlocks.Session) bool { return s.Name == "second life" })
+	})
+}
+
+// Stall the event reader until the kernel's inotify queue overflows, then
+// make a change whose event the kernel drops: only the rescan that
+// fsnotify.ErrEventOverflow triggers can find it.
+func TestOverflowRescan(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("provokes a real inotify queue overflow")
+	}
+	limit := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		if n, err := strconv.Atoi(string(b[:len(b)-1])); err == nil {
+			limit = n
+		}
+	}
+	if limit > 200000 {
+		t.Skipf("max_queued_events is %d; too many files to create for an overflow", limit)
+	}
+	dir := t.TempDir()
+	junkDir := mkSession(t, dir, sessionID(7), "junk")
+	target := sessionID(8)
+	mkSession(t, dir, target, "target")
+
+	var gate sync.Mutex
+	var stalled sync.WaitGroup
+	stalled.Add(1)
+	var once sync.Once
+	f := start(t, dir, fixtureOpts{mode: ModeNotify, setup: func(w *Watcher) {
+		w.testHookEvent = func() {
+			once.Do(stalled.Done)
+			gate.Lock()
+			gate.Unlock()
+		}
+	}})
+	gate.Lock()
+	if err := os.WriteFile(filepath.Join(junkDir, "first"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stalled.Wait() // the loop is now stuck in the hook
+
+	// fsnotify buffers up to 4096 events itself; the kernel queues limit more.
+	for i := range limit + 4096 + 2048 {
+		if err := os.WriteFile(filepath.Join(junkDir, "junk"+strconv.Itoa(i)), nil, 0o600); err != nil {
+			gate.Unlock()
+			t.Fatal(err)
+		}
+	}
+	lock := filepath.Join(dir, target, "inuse."+strconv.Itoa(os.Getpid())+".lock")
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		gate.Unlock()
+		t.Fatal(err)
+	}
+	gate.Unlock()
+
+	s := f.rec.waitSession(t, target, "holding the planted lock", func(s sessionlocks.Session) bool {
+		_, ok := holder(s, os.Getpid())
+		return ok
+	})
+	if s.State != sessionlocks.StateInUse && s.State != sessionlocks.StateUnknown {
+		t.Errorf("state %s; the test process is alive, want inUse or unknown", s.State)
+	}
+	if st := f.w.Stats(); st.Rescans < 2 {
+		t.Errorf("Stats = %+v: the change arrived without an overflow rescan, so the queue did not overflow", st)
+	}
+	for _, c := range f.rec.snapshot() {
+		for _, s := range c.Changed {
+			if s.ID == sessionID(7) {
+				t.Errorf("the junk session was reported; its junk files cannot change it")
+			}
+		}
+	}
+}
+
+// A thousand sessions locked at once arrive in a few notifications, all of them.
+func TestBurstCoalesces(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		const n = 1000
+		dir := t.TempDir()
+		f := start(t, dir, fixtureOpts{mode: m})
+		pid := strconv.Itoa(os.Getpid())
+		for i := range n {
+			sd := filepath.Join(dir, sessionID(100+i))
+			if err := os.Mkdir(sd, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(sd, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.rec.waitFor(t, "all sessions locked", func(v map[string]sessionlocks.Session) bool {
+			if len(v) != n {
+				return false
+			}
+			for _, s := range v {
+				if len(s.Holders) != 1 {
+					return false
+				}
+			}
+			return true
+		})
+		got := len(f.rec.snapshot())
+		t.Logf("%d sessions in %d notifications", n, got)
+		if got > n/4 {
+			t.Errorf("%d sessions took %d notifications; bursts should coalesce", n, got)
+		}
+	})
+}
+
+// Writes that cannot change what the engine says (events.jsonl appends, a
+// workspace.yaml rewritten unchanged, the CLI's fork lock) notify nothing.
+func TestNoChangeNoNotification(t *testing.T) {
+	modes(t, func(t *testing.T, m Mode) {
+		dir := t.TempDir()
+		quiet, sentinel := sessionID(9), sessionID(10)
+		qd := mkSession(t, dir, quiet, "quiet")
+		mkSession(t, dir, sentinel, "sentinel")
+		f := start(t, dir, fixtureOpts{mode: m})
+		c := startCLI(t, dir, quiet)
+		f.rec.waitSession(t, quiet, "hold-locked", hasReason(c.pid, sessionlocks.ReasonHoldLocked))
+		before := len(f.rec.snapshot())
+
+		ws, _ := os.ReadFile(filepath.Join(qd, "workspace.yaml"))
+		for i := range 20 {
+			ev, _ := os.OpenFile(filepath.Join(qd, "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			ev.WriteString(`{"type":"assistant.message","n":` + strconv.Itoa(i) + "}\n")
+			ev.Close()
+			// Rewritten atomically: a reader can catch a file rewritten in
+			// place half-written, and that would be a real (if brief) change.
+			os.WriteFile(filepath.Join(qd, "workspace.yaml.tmp"), ws, 0o600)
+			os.Rename(filepath.Join(qd, "workspace.yaml.tmp"), filepath.Join(qd, "workspace.yaml"))
+			os.WriteFile(filepath.Join(qd, ".workspace-fork.lock"), nil, 0o600)
+		}
+		// Events are handled in order, so once the sentinel's change is in,
+		// the quiet session's writes have been handled too.
+		if m == ModePoll {
+			time.Sleep(2 * f.w.interval) // let a poll tick see the quiet dir's new mtime
+		}
+		os.WriteFile(filepath.Join(dir, sentinel, "inuse."+strconv.Itoa(os.Getpid())+".lock"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		f.rec.waitSession(t, sentinel, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
+		for _, ch := range f.rec.snapshot()[before:] {
+			for _, s := range ch.Changed {
+				if s.ID == quiet {
+					t.Errorf("quiet session reported after writes that change nothing: %+v", s)
+				}
+			}
+		}
+	})
+}
+
+// Running out of inotify watches falls back to poll mode and keeps working.
+func TestWatchLimitFallsBackToPoll(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		mkSession(t, dir, sessionID(200+i), "s")
+	}
+	var adds int
+	f := start(t, dir, fixtureOpts{mode: ModeNotify, setup: func(w *Watcher) {
+		w.testHookAdd = func(path string) error {
+			// inotify_add_watch fails with ENOSPC at max_user_watches.
+			if adds++; adds > 3 {
+				return syscall.ENOSPC
+			}
+			return nil
+		}
+	}})
+	st := f.waitStats(t, "poll mode", func(s Stats) bool { return s.Mode == ModePoll })
+	if st.Note == "" {
+		t.Errorf("Stats = %+v, want a note saying why the mode changed", st)
+	}
+	f.waitStats(t, "idle sessions unwatched", func(s Stats) bool { return s.Dirs == 1 && s.Polled == 10 })
+	id := sessionID(205)
+	pid := strconv.Itoa(os.Getpid())
+	os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
+	f.rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
+}
+
+func TestSameSession(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	base := sessionlocks.Session{
+		ID: "a", Dir: "/s/a", Name: "n", CWD: "/w", Repository: "o/r", Branch: "main", ClientName: "cli",
+		CreatedAt: t0, UpdatedAt: t0, State: sessionlocks.StateInUse,
+		Holders: []sessionlocks.Holder{
+			{PID: 7, LockFile: "/s/a/inuse.7.lock", HoldFile: "/s/a/inuse.7.hold", Verdict: sessionlocks.Live, Reason: sessionlocks.ReasonHoldLocked, Detail: "x", ProbedAt: t0},
+			{PID: 9, LockFile: "/s/a/inuse.9.lock", Verdict: sessionlocks.Stale, Reason: sessionlocks.ReasonProcessExited, ProbedAt: t0},
+		},
+	}
+	tests := []struct {
+		name string
+		mod  func(*sessionlocks.Session)
+		same bool
+	}{
+		{"identical", func(*sessionlocks.Session) {}, true},
+		{"probe time, cache flag and detail", func(s *sessionlocks.Session) {
+			s.Holders[0].ProbedAt = t0.Add(time.Hour)
+			s.Holders[0].Cached = true
+			s.Holders[0].Detail = "pid 7 is copilot, started 3h ago"
+		}, true},
+		{"holders reordered", func(s *sessionlocks.Session) { s.Holders[0], s.Holders[1] = s.Holders[1], s.Holders[0] }, true},
+		{"same instant, other zone", func(s *sessionlocks.Session) { s.UpdatedAt = t0.In(time.FixedZone("x", 3600)) }, true},
+		{"state", func(s *sessionlocks.Session) { s.State = sessionlocks.StateStale }, false},
+		{"conflict", func(s *sessionlocks.Session) { s.Conflict = true }, false},
+		{"name", func(s *sessionlocks.Session) { s.Name = "m" }, false},
+		{"cwd", func(s *sessionlocks.Session) { s.CWD = "/v" }, false},
+		{"repository", func(s *sessionlocks.Session) { s.Repository = "o/q" }, false},
+		{"branch", func(s *sessionlocks.Session) { s.Branch = "dev" }, false},
+		{"client", func(s *sessionlocks.Session) { s.ClientName = "ide" }, false},
+		{"created", func(s *sessionlocks.Session) { s.CreatedAt = t0.Add(time.Second) }, false},
+		{"updated", func(s *sessionlocks.Session) { s.UpdatedAt = t0.Add(time.Second) }, false},
+		{"verdict", func(s *sessionlocks.Session) { s.Holders[0].Verdict = sessionlocks.Unknown }, false},
+		{"reason", func(s *sessionlocks.Session) { s.Holders[0].Reason = sessionlocks.ReasonStarting }, false},
+		{"pid", func(s *sessionlocks.Session) { s.Holders[1].PID = 10 }, false},
+		{"hold file gone", func(s *sessionlocks.Session) { s.Holders[0].HoldFile = "" }, false},
+		{"holder added", func(s *sessionlocks.Session) { s.Holders = append(s.Holders, sessionlocks.Holder{PID: 11}) }, false},
+		{"holder removed", func(s *sessionlocks.Session) { s.Holders = s.Holders[:1] }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := base
+			s.Holders = slices.Clone(base.Holders)
+			tt.mod(&s)
+			if got := sameSession(base, s); got != tt.same {
+				t.Errorf("sameSession = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}
+
+// TestEngineTrustFollowsTheWatcher checks the contract with the engine's
+// SetWatched: trusted only while notify mode covers everything, and a lock
+// created in a watched session is visible to the very next listing once its
+// event has been handled (the watcher invalidates on receipt, not after the
+// debounce).
+func TestEngineTrustFollowsTheWatcher(t *testing.T) {
+	for _, mode := range []Mode{ModeNotify, ModePoll} {
+		t.Run(string(mode), func(t *testing.T) {
+			sd := t.TempDir()
+			id := "0f8fad5b-d9cb-469f-a165-70867728950e"
+			os.MkdirAll(filepath.Join(sd, id), 0o700)
+			discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+			e := sessionlocks.New(sessionlocks.Options{StateDir: sd, Logger: discard})
+			w, err := New(e, Options{Mode: mode, Logger: discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			changes := make(chan Change, 16)
+			go func() { done <- w.Run(ctx, func(c Change) { changes <- c }) }()
+			for deadline := time.Now().Add(10 * time.Second); !w.Stats().Watching; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("watcher did not start")
+				}
+			}
+			if got, want := e.Watched(), mode == ModeNotify; got != want {
+				t.Fatalf("engine watched = %v in %s mode, want %v", got, mode, want)
+			}
+			e.List(ctx)
+			os.WriteFile(filepath.Join(sd, id, "inuse.4000001.lock"), []byte("4000001\n"), 0o644)
+			select {
+			case <-changes:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no change notified")
+			}
+			ss, err := e.List(ctx)
+			if err != nil || len(ss) != 1 || len(ss[0].Holders) != 1 {
+				t.Fatalf("listing after the notification missed the lock: %+v %v", ss, err)
+			}
+			cancel()
+			<-done
+			if e.Watched() {
+				t.Fatal("engine still trusts its snapshots after the watcher stopped")
+			}
+		})
+	}
+}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sessionlocks
 
 import (
@@ -29,7 +31,7 @@ func BenchmarkProbe(b *testing.B) {
 	for _, tc := range []struct{ name string }{{"hold"}, {"nohold"}, {"dead"}} {
 		s := mustSession(b, e, tc.name)
 		dir := filepath.Join(sd, tc.name)
-		snap, _ := e.readSessionDir(dir, fileID{}, time.Now())
+		snap, _ := e.readSessionDir(dir, fileID{}, time.Now(), metadata{})
 		refs := e.lockRefs(tc.name, dir, snap.names)
 		if len(refs) != 1 {
 			b.Fatalf("%s: %d refs", tc.name, len(refs))

@@ -115,6 +115,10 @@ func (c *probeCache) stats() CacheStats {
 type dirCache struct {
 	mu sync.RWMutex
 	m  map[string]dirSnapshot
+	// lastMeta keeps the metadata of dropped snapshots, so that a
+	// workspace.yaml caught mid-rewrite right after an invalidation still
+	// has something to fall back on.
+	lastMeta map[string]metadata
 }
 
 const racyWindow = 2 * time.Second
@@ -130,7 +134,19 @@ type dirSnapshot struct {
 	refs   []lockRef // the holders' files as last stat'ed; reused only while watched
 }
 
-func newDirCache() *dirCache { return &dirCache{m: make(map[string]dirSnapshot)} }
+func newDirCache() *dirCache {
+	return &dirCache{m: make(map[string]dirSnapshot), lastMeta: make(map[string]metadata)}
+}
+
+// prevMeta is the metadata last read for id, even if its snapshot was dropped.
+func (c *dirCache) prevMeta(id string) metadata {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if s, ok := c.m[id]; ok {
+		return s.meta
+	}
+	return c.lastMeta[id]
+}
 
 // peek returns the snapshot for id whatever the directory looks like now:
 // only for a watched engine, where every change drops the snapshot.
@@ -170,17 +186,24 @@ func (c *dirCache) store(id string, s dirSnapshot, epoch, now uint64) {
 	}
 	c.mu.Lock()
 	c.m[id] = s
+	delete(c.lastMeta, id)
 	c.mu.Unlock()
 }
 
 func (c *dirCache) drop(id string) {
 	c.mu.Lock()
-	delete(c.m, id)
+	if s, ok := c.m[id]; ok {
+		c.lastMeta[id] = s.meta
+		delete(c.m, id)
+	}
 	c.mu.Unlock()
 }
 
 func (c *dirCache) clear() {
 	c.mu.Lock()
+	for id, s := range c.m {
+		c.lastMeta[id] = s.meta
+	}
 	c.m = make(map[string]dirSnapshot)
 	c.mu.Unlock()
 }
@@ -191,6 +214,11 @@ func (c *dirCache) prune(keep map[string]struct{}) {
 	for id := range c.m {
 		if _, ok := keep[id]; !ok {
 			delete(c.m, id)
+		}
+	}
+	for id := range c.lastMeta {
+		if _, ok := keep[id]; !ok {
+			delete(c.lastMeta, id)
 		}
 	}
 	c.mu.Unlock()

@@ -30,10 +30,11 @@ func (r lockRef) key() probeKey {
 
 // judge applies the verdict rules to one holder. The rules, in order:
 //
-//  1. .hold present: if its flock is held, live (hold-locked). If it is free
-//     and the lock is older than the settle window, stale (hold-released),
-//     unless the named process is provably the lock's writer and still
-//     alive (then rules 6-7 decide: a live writer is never called stale).
+//  1. .hold present and the lock older than the settle window: if the
+//     .hold's flock is held, live (hold-locked); if it is free, stale
+//     (hold-released), unless the named process is provably the lock's
+//     writer and still alive (then rules 6-7 decide: a live writer is never
+//     called stale).
 //  2. lock written before the machine booted: stale (predates-boot).
 //  3. no such process, or a zombie: stale (process-exited).
 //  4. process started after the lock was written: stale (pid-reused).
@@ -74,10 +75,15 @@ func (e *Engine) judge(r lockRef, now time.Time) Holder {
 	writerAlive := p.state == procAlive && !p.start.IsZero() && !p.start.After(h.LockWrittenAt.Add(startTolerance))
 	h.WriterVerified = writerAlive && isCopilotArgv(p.argv)
 
-	// Rule 1: the kernel lock on the .hold is the strongest evidence there is.
+	// Rule 1: the kernel lock on the .hold is the strongest evidence there
+	// is. It is probed only once the lock is older than the settle window:
+	// a CLI creates its .hold about a millisecond after its .lock and flocks
+	// it a moment later, and a probe's shared flock landing in between would
+	// make the CLI's own exclusive flock fail. A young lock is judged by
+	// rules 3-5 instead, which call it live while its process runs.
 	holdNote := ""
-	if r.hold.exists() {
-		hp := probeHold(h.HoldFile)
+	if r.hold.exists() && age >= e.settle {
+		hp := probeHold(h.HoldFile, r.hold)
 		switch {
 		case hp.err != nil:
 			holdNote = fmt.Sprintf(" (the .hold could not be probed: %v)", hp.err)
@@ -92,12 +98,10 @@ func (e *Engine) judge(r lockRef, now time.Time) Holder {
 			if !r.lock.exists() {
 				return set(Stale, ReasonHoldReleased, "%s is left over without its .lock and nobody holds its kernel lock.", filepath.Base(h.HoldFile))
 			}
-			if age >= e.settle && !writerAlive {
+			if !writerAlive {
 				return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", filepath.Base(h.HoldFile), human(age), pidNow(r.pid, p))
 			}
-			if age >= e.settle {
-				holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", filepath.Base(h.HoldFile))
-			}
+			holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", filepath.Base(h.HoldFile))
 		}
 	}
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sessionlocks
 
 import (
@@ -196,11 +198,13 @@ func TestConcurrentReclaimNeverDeletesALiveLock(t *testing.T) {
 	sd := t.TempDir()
 	newSession(t, sd, "race")
 	// A stale neighbour in the same session, so every reclaim has work to do.
-	iterations := 300
+	// Each opening lasts past the engines' settle window, so that the
+	// .hold probe and the "hold-locked" rule are in play, not only "starting".
+	iterations := 40
 	if testing.Short() {
-		iterations = 50
+		iterations = 10
 	}
-	cli := exec.Command(fakeCLI, "--state-dir", sd, "--session", "race", "--loop", itoa(iterations), "--loop-hold", "3ms")
+	cli := exec.Command(fakeCLI, "--state-dir", sd, "--session", "race", "--loop", itoa(iterations), "--loop-hold", "70ms")
 	var out strings.Builder
 	cli.Stdout, cli.Stderr = &out, &out
 	if err := cli.Start(); err != nil {
@@ -210,7 +214,10 @@ func TestConcurrentReclaimNeverDeletesALiveLock(t *testing.T) {
 	var wg sync.WaitGroup
 	var reclaimed [2]int
 	for i := range 2 {
-		e := New(Options{StateDir: sd, Settle: time.Millisecond, Logger: quiet}) // the shortest settle: the harshest judge
+		// A settle window a hundredth of the default: a harsh judge, but
+		// still longer than the CLI's pause between its .lock and its
+		// flocked .hold, which is what the window is for.
+		e := New(Options{StateDir: sd, Settle: 50 * time.Millisecond, Logger: quiet})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -402,5 +409,31 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	newSession(t, sd, "t")
 	if ss, _ := e.List(ctx); len(ss) != 2 {
 		t.Fatalf("unwatched, a new session must be found by the state dir's mtime: %d sessions", len(ss))
+	}
+}
+
+func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	e := newEngine(t, sd, settle)
+	if ss, _ := e.List(ctx); ss[0].Name != "Session s" {
+		t.Fatalf("name %q", ss[0].Name)
+	}
+	yaml := filepath.Join(dir, "workspace.yaml")
+	os.WriteFile(yaml, nil, 0o600) // truncated, not yet rewritten
+	e.InvalidateSession("s")
+	if ss, _ := e.List(ctx); ss[0].Name != "Session s" {
+		t.Fatalf("a half-written workspace.yaml blanked the name: %q", ss[0].Name)
+	}
+	os.WriteFile(yaml, []byte("name: Renamed\n"), 0o600)
+	e.InvalidateSession("s")
+	if ss, _ := e.List(ctx); ss[0].Name != "Renamed" {
+		t.Fatalf("the rewritten name was not read: %q", ss[0].Name)
+	}
+	os.Remove(yaml)
+	e.InvalidateSession("s")
+	if ss, _ := e.List(ctx); ss[0].Name != "" {
+		t.Fatalf("a deleted workspace.yaml still names the session: %q", ss[0].Name)
 	}
 }

@@ -11,7 +11,7 @@ import (
 //
 //	readProc(pid int) procInfo             what the kernel says about a pid
 //	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
-//	probeHold(path string) (holdProbe)     whether someone holds the .hold file's lock
+//	probeHold(path, want) holdProbe        whether someone holds the .hold file's lock
 //	fileIDOf(fi os.FileInfo) fileID        identity of a file for "is it still the one judged"
 //	removeInDir(dir, name, want) error     unlink a regular file only if it is still want
 //	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)

@@ -84,7 +84,11 @@ func lstatID(path string) (fileID, error) {
 // descriptor fails with EWOULDBLOCK exactly when an exclusive lock is held,
 // and when it succeeds it is released at once. The descriptor is never the
 // CLI's, so the probe cannot disturb the holder's lock.
-func probeHold(path string) holdProbe {
+//
+// want is the .hold as the scan saw it: if the path now names another file
+// (a CLI re-created it since), it is not touched, for the new file's owner
+// may be about to flock it.
+func probeHold(path string, want fileID) holdProbe {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ELOOP {
@@ -100,6 +104,9 @@ func probeHold(path string) holdProbe {
 	id := statToID(&st)
 	if !isRegular(id) {
 		return holdProbe{id: id, err: errNotRegular}
+	}
+	if want.exists() && (id.dev != want.dev || id.ino != want.ino) {
+		return holdProbe{id: id, err: errChanged}
 	}
 	for {
 		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)

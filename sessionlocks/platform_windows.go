@@ -41,7 +41,7 @@ func lstatID(path string) (fileID, error) {
 // holder opened it exclusively; otherwise a shared LockFileEx that fails
 // immediately means the holder has it locked. A successful lock is released
 // at once.
-func probeHold(path string) holdProbe {
+func probeHold(path string, want fileID) holdProbe {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return holdProbe{err: err}

@@ -201,7 +201,7 @@ func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err erro
 			snap, ok = e.dirs.lookup(id, dirID)
 		}
 		if !ok {
-			if snap, err = e.readSessionDir(dir, dirID, now); err != nil {
+			if snap, err = e.readSessionDir(dir, dirID, now, e.dirs.prevMeta(id)); err != nil {
 				return false, err
 			}
 		} else if now.Sub(snap.metaAt) >= e.cache.ttl {
@@ -244,8 +244,10 @@ func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err erro
 }
 
 // readSessionDir lists a session directory afresh.
-func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time) (dirSnapshot, error) {
-	snap := dirSnapshot{path: dir, dir: dirID, readAt: now, metaAt: now}
+// prev is the metadata read last time, kept if workspace.yaml is caught
+// mid-rewrite.
+func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time, prev metadata) (dirSnapshot, error) {
+	snap := dirSnapshot{path: dir, dir: dirID, readAt: now, metaAt: now, meta: prev}
 	f, err := os.Open(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -269,6 +271,8 @@ func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time) (dirSna
 	sort.Strings(snap.names)
 	if hasMeta {
 		e.refreshMeta(dir, &snap, now)
+	} else {
+		snap.meta = metadata{}
 	}
 	return snap, nil
 }
@@ -284,6 +288,12 @@ func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
 	m, id, err := readMetadata(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		e.log.Debug("workspace.yaml unreadable", "path", path, "err", err)
+	}
+	if (err != nil && !errors.Is(err, fs.ErrNotExist) || id.exists() && id.size == 0) && snap.meta != (metadata{}) {
+		// Caught mid-rewrite (the CLI truncates and rewrites it in place):
+		// keep what it said before, and read it again next time.
+		snap.metaID = fileID{}
+		return
 	}
 	snap.meta, snap.metaID = m, id
 }

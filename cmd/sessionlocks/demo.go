@@ -68,6 +68,16 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 		d.note(live.id, "inUse", "not set up: "+err.Error())
 	} else {
 		d.holders = append(d.holders, h)
+		// Opened a few minutes ago, as a session one resumes usually was: a
+		// lock younger than the settle window would read "starting", and its
+		// .hold would not be probed yet.
+		opened := now.Add(-live.age)
+		for _, ext := range []string{".lock", ".hold"} {
+			p := filepath.Join(d.stateDir, live.id, "inuse."+strconv.Itoa(pid)+ext)
+			if err := os.Chtimes(p, opened, opened); err != nil {
+				return d, err
+			}
+		}
 		d.note(live.id, "inUse", fmt.Sprintf("a CLI-like process (pid %d) holds the .lock and flocks the .hold", pid))
 	}
 

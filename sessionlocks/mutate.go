@@ -124,8 +124,8 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 }
 
 // removeHolder deletes a holder's .lock and .hold, each only if it is still
-// the file that was judged. A .hold is deleted only if its last probe found
-// it unlocked, unless force is set.
+// the file that was judged. A .hold is deleted only if it is unlocked, unless
+// force is set. The caller holds the session's operation lock.
 func (e *Engine) removeHolder(h Holder, force bool) error {
 	dir := filepath.Dir(h.LockFile)
 	if h.lockID.exists() {
@@ -135,7 +135,16 @@ func (e *Engine) removeHolder(h Holder, force bool) error {
 	}
 	if h.HoldFile != "" && h.holdID.exists() {
 		if !force && !h.holdFree {
-			return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New("its kernel lock could not be shown to be free; left alone")}
+			// Judging did not probe it (the lock was young). The caller holds
+			// the session's operation lock, so no CLI is opening the session
+			// and a probe now cannot get in a starting CLI's way.
+			if hp := probeHold(h.HoldFile, h.holdID); hp.err != nil || hp.held {
+				why := "its kernel lock is held"
+				if hp.err != nil {
+					why = "its kernel lock could not be probed: " + hp.err.Error()
+				}
+				return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New(why + "; left alone")}
+			}
 		}
 		if err := removeInDir(dir, filepath.Base(h.HoldFile), h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)

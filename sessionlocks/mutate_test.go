@@ -437,3 +437,24 @@ func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 		t.Fatalf("a deleted workspace.yaml still names the session: %q", ss[0].Name)
 	}
 }
+
+func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
+	// A CLI that died within the settle window leaves a young lock and a
+	// .hold that judging does not probe; reclaim, under the operation lock,
+	// may and must.
+	sd := t.TempDir()
+	newSession(t, sd, "young")
+	h := startHolder(t, sd, "young")
+	h.killAndReap()
+	e := newEngine(t, sd, time.Hour)
+	res, err := e.Reclaim(context.Background(), []string{"young"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reclaimed) != 1 || len(res.Failed) != 0 {
+		t.Fatalf("reclaimed %d, failed %+v", len(res.Reclaimed), res.Failed)
+	}
+	if r := res.Reclaimed[0]; r.Reason != ReasonProcessExited || exists(r.LockFile) || exists(r.HoldFile) {
+		t.Fatalf("%s: files left: %v %v", r.Reason, exists(r.LockFile), exists(r.HoldFile))
+	}
+}

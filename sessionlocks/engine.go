@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -51,6 +52,9 @@ type Engine struct {
 	// watched is set while a watcher reports every change under the state
 	// dir through the Invalidate methods; see SetWatched.
 	watched atomic.Bool
+
+	flightMu sync.Mutex
+	flight   *listFlight // the List in progress, if any
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.

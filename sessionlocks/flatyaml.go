@@ -1,7 +1,6 @@
 package sessionlocks
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 )
@@ -12,32 +11,33 @@ import (
 // accepts only what it is sure to read exactly as YAML would (FuzzFlatYAML
 // holds it to that) and returns ok=false for anything else (quotes, nesting,
 // comments after values, anchors, duplicate keys, ...), so the caller falls
-// back to the YAML parser.
+// back to the YAML parser. Values are substrings of the one string made of
+// the file: one allocation per file.
 func parseFlat(b []byte) (m metadata, ok bool) {
+	text := string(b)
 	var seen [16]string
 	nseen := 0
-	for len(b) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
+	for len(text) > 0 {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
 		} else {
-			line, b = b, nil
+			line, text = text, ""
 		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
+		line = strings.TrimSuffix(line, "\r")
 		if len(line) == 0 {
 			continue
 		}
-		c := line[0]
-		if !('a' <= c && c <= 'z') {
-			return m, false // comments, documents markers, indentation, sequences
+		if c := line[0]; !('a' <= c && c <= 'z') {
+			return m, false // comments, document markers, indentation, sequences
 		}
-		i := bytes.IndexByte(line, ':')
+		i := strings.IndexByte(line, ':')
 		if i < 0 {
 			return m, false
 		}
 		key := line[:i]
-		for _, k := range key {
-			if !('a' <= k && k <= 'z' || k == '_' || '0' <= k && k <= '9') {
+		for j := 0; j < len(key); j++ {
+			if k := key[j]; !('a' <= k && k <= 'z' || k == '_' || '0' <= k && k <= '9') {
 				return m, false
 			}
 		}
@@ -45,22 +45,19 @@ func parseFlat(b []byte) (m metadata, ok bool) {
 		if len(rest) > 0 && rest[0] != ' ' {
 			return m, false
 		}
-		val := bytes.TrimLeft(rest, " ")
-		if !plainSafe(val) {
-			return m, false
-		}
-		if nseen == len(seen) {
+		val := strings.TrimLeft(rest, " ")
+		if !plainSafe(val) || nseen == len(seen) {
 			return m, false
 		}
 		for _, s := range seen[:nseen] {
-			if s == string(key) {
+			if s == key {
 				return m, false
 			}
 		}
-		seen[nseen] = string(key)
+		seen[nseen] = key
 		nseen++
 		var dst *string
-		switch string(key) {
+		switch key {
 		case "id":
 			dst = &m.ID
 		case "cwd":
@@ -87,7 +84,7 @@ func parseFlat(b []byte) (m metadata, ok bool) {
 		if len(val) == 0 || !stringScalar(val) {
 			return m, false // null, or a bool/number/etc. a string field may refuse
 		}
-		*dst = string(val)
+		*dst = val
 	}
 	return m, true
 }
@@ -95,7 +92,7 @@ func parseFlat(b []byte) (m metadata, ok bool) {
 // plainSafe accepts a plain scalar that YAML reads as exactly its text: no
 // indicator at the start, no ": " or " #" inside, no trailing blanks, no
 // control or non-ASCII bytes (left to the real parser).
-func plainSafe(v []byte) bool {
+func plainSafe(v string) bool {
 	if len(v) == 0 {
 		return true
 	}
@@ -106,7 +103,8 @@ func plainSafe(v []byte) bool {
 	if last := v[len(v)-1]; last == ' ' || last == '\t' || last == ':' {
 		return false
 	}
-	for i, c := range v {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
 		if c < 0x20 || c >= 0x7f {
 			return false
 		}
@@ -123,19 +121,32 @@ func plainSafe(v []byte) bool {
 	return true
 }
 
+// yamlNonStrings are the plain scalars YAML resolves to null, a bool or a
+// special float, in any case.
+var yamlNonStrings = []string{"~", "null", "true", "false", "yes", "no", "on", "off", "y", "n", ".inf", "-.inf", "+.inf", ".nan"}
+
 // stringScalar reports whether YAML resolves a plain scalar to a string or a
 // timestamp (which decodes into a string field as written): not null, bool,
 // or anything that parses as a number.
-func stringScalar(v []byte) bool {
-	switch string(bytes.ToLower(v)) {
-	case "~", "null", "true", "false", "yes", "no", "on", "off", "y", "n", ".inf", "-.inf", "+.inf", ".nan":
-		return false
+func stringScalar(v string) bool {
+	for _, w := range yamlNonStrings {
+		if strings.EqualFold(v, w) {
+			return false
+		}
 	}
 	c := v[0]
 	if !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
 		return true
 	}
-	t := strings.ReplaceAll(string(v), "_", "")
+	// A number has a '-' only first or in an exponent: a UUID or a date,
+	// the values that start with digits here, is not one. Deciding that
+	// without strconv saves an error value per failed parse.
+	for i := 1; i < len(v); i++ {
+		if v[i] == '-' && v[i-1] != 'e' && v[i-1] != 'E' {
+			return true
+		}
+	}
+	t := strings.ReplaceAll(v, "_", "")
 	if _, err := strconv.ParseFloat(t, 64); err == nil {
 		return false
 	}

@@ -65,9 +65,12 @@ func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := r.Read(b[len(b):min(int64(cap(b)), limit)])
+		want := int(min(int64(cap(b)), limit)) - len(b)
+		n, err := r.Read(b[len(b) : len(b)+want])
 		b = b[:len(b)+n]
-		if err == io.EOF || n == 0 && err == nil {
+		// A regular file reads short only at its end: no second read to
+		// see EOF (one syscall per session on a cold scan).
+		if err == io.EOF || n < want {
 			return b, nil
 		}
 		if err != nil {

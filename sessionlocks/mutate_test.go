@@ -458,3 +458,53 @@ func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
 		t.Fatalf("%s: files left: %v %v", r.Reason, exists(r.LockFile), exists(r.HoldFile))
 	}
 }
+
+func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	for i := range 200 {
+		newSession(t, sd, "s"+itoa(i))
+	}
+	e := newEngine(t, sd, settle)
+	var wg sync.WaitGroup
+	results := make([][]Session, 8)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ss, err := e.List(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = ss
+		}()
+	}
+	wg.Wait()
+	for i, ss := range results {
+		if len(ss) != 200 {
+			t.Fatalf("caller %d got %d sessions", i, len(ss))
+		}
+	}
+	// A lock planted and announced (InvalidateSession) while a listing is
+	// in flight must be seen by a listing that starts after the announcement.
+	dir := filepath.Join(sd, "s7")
+	for range 20 {
+		done := make(chan []Session)
+		go func() { ss, _ := e.List(ctx); done <- ss }()
+		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+		e.InvalidateSession("s7")
+		ss, _ := e.List(ctx)
+		<-done
+		var s7 Session
+		for _, s := range ss {
+			if s.ID == "s7" {
+				s7 = s
+			}
+		}
+		if len(s7.Holders) == 0 {
+			t.Fatal("a listing begun after the invalidation returned the older scan's view")
+		}
+		os.Remove(filepath.Join(dir, s7.Holders[0].LockFile[len(dir)+1:]))
+		e.InvalidateSession("s7")
+	}
+}

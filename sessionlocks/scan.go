@@ -18,7 +18,53 @@ import (
 // List returns every session in the state dir, newest UpdatedAt first. A
 // missing state dir means no sessions, not an error. Probe results may come
 // from the cache (Holder.Cached).
+//
+// Concurrent calls share one scan when nothing was invalidated since it
+// began: at start-up the watcher's first snapshot and the IDE's first
+// listSessions would otherwise both read every directory cold. The sessions
+// returned are shared with other callers and must not be modified.
 func (e *Engine) List(ctx context.Context) ([]Session, error) {
+	e.flightMu.Lock()
+	if f := e.flight; f != nil && f.epoch == e.epoch.Load() {
+		e.flightMu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.err == nil {
+			return slices.Clone(f.res), nil
+		}
+		if ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			return e.list(ctx) // the leader gave up, not us
+		}
+		return nil, f.err
+	}
+	f := &listFlight{done: make(chan struct{}), epoch: e.epoch.Load()}
+	e.flight = f
+	e.flightMu.Unlock()
+	f.res, f.err = e.list(ctx)
+	close(f.done)
+	e.flightMu.Lock()
+	if e.flight == f {
+		e.flight = nil
+	}
+	e.flightMu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	return slices.Clone(f.res), nil
+}
+
+// listFlight is a List in progress that later callers may wait for.
+type listFlight struct {
+	done  chan struct{}
+	epoch uint64
+	res   []Session
+	err   error
+}
+
+func (e *Engine) list(ctx context.Context) ([]Session, error) {
 	ids, err := e.sessionIDs()
 	if err != nil {
 		return nil, err
@@ -248,26 +294,14 @@ func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err erro
 // mid-rewrite.
 func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time, prev metadata) (dirSnapshot, error) {
 	snap := dirSnapshot{path: dir, dir: dirID, readAt: now, metaAt: now, meta: prev}
-	f, err := os.Open(dir)
+	names, hasMeta, err := readLockNames(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return snap, nil
 		}
-		return snap, &FileError{Op: "open", Path: dir, Err: err}
+		return snap, fileErr(err)
 	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return snap, &FileError{Op: "read", Path: dir, Err: err}
-	}
-	hasMeta := false
-	for _, n := range names {
-		if _, _, ok := parseLockName(n); ok {
-			snap.names = append(snap.names, n)
-		} else if n == "workspace.yaml" {
-			hasMeta = true
-		}
-	}
+	snap.names = names
 	sort.Strings(snap.names)
 	if hasMeta {
 		e.refreshMeta(dir, &snap, now)

@@ -1,0 +1,122 @@
+// Tests of the benchmark harness itself: the peer judges real processes as
+// the IDE's algorithm does (flaw included), the generator plants the mix it
+// describes, and the parsers and statistics read what they are given.
+// Run: node --test bench/   (needs Go for the fake CLI)
+
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { lineChart } from './lib/chart.mjs';
+import { metricMedian, parseGoBench } from './lib/gobench.mjs';
+import { cleanup, liveChildren, tempDir } from './lib/procs.mjs';
+import { buildFakeCLI, generate, mixFor } from './lib/statedir.mjs';
+import { median, quantile, ratios } from './lib/stats.mjs';
+import { isAlive, listSessionLocks } from './peer/sessionLocks.mjs';
+
+describe('peer and generator on real processes', () => {
+  let sd;
+  let peer;
+  before(async () => {
+    const bin = await buildFakeCLI(tempDir('slbench-test-'));
+    sd = await generate({ count: 200, copilotBin: bin });
+    peer = new Map((await listSessionLocks(sd.stateDir)).map((s) => [s.id, s]));
+  });
+  after(cleanup);
+
+  test('the generator plants the mix it reports', () => {
+    const kinds = {};
+    for (const s of sd.sessions) (kinds[s.kind] ??= []).push(s);
+    assert.equal(kinds.live.length, sd.mix.live);
+    assert.equal(kinds.reused.length, sd.mix.reused);
+    assert.equal(kinds.dead.length, sd.mix.dead);
+    for (const s of kinds.free) assert.deepEqual(readdirSync(s.dir).filter((f) => f.startsWith('inuse.')), []);
+    for (const s of kinds.dead) assert.equal(isAlive(s.pids[0]), false, `dead pid ${s.pids[0]} is alive`);
+    for (const s of [...kinds.live, ...kinds.reused]) assert.equal(isAlive(s.pids[0]), true);
+    for (const s of kinds.live) {
+      assert.ok(existsSync(join(s.dir, `inuse.${s.pids[0]}.lock`)));
+      assert.equal(existsSync(join(s.dir, `inuse.${s.pids[0]}.hold`)), !sd.holders.find((h) => h.pid === s.pids[0]).old);
+    }
+  });
+
+  test('the peer calls live holders in use and dead or unrelated pids free', () => {
+    for (const s of sd.sessions) {
+      const p = peer.get(s.id);
+      assert.ok(p, `peer missed session ${s.id}`);
+      if (s.kind === 'live') assert.equal(p.inUse, true, `live ${s.id}`);
+      if (s.kind === 'dead' || s.kind === 'free') assert.equal(p.inUse, false, `${s.kind} ${s.id}`);
+      if (s.kind === 'reused' && !s.copilotPid) assert.equal(p.inUse, false, `reused (unrelated) ${s.id}`);
+    }
+  });
+
+  test('the peer is fooled by a pid reused by another copilot process', () => {
+    const fooling = sd.sessions.filter((s) => s.kind === 'reused' && s.copilotPid);
+    assert.ok(fooling.length > 0, 'the 200-session mix should hold a reused copilot pid');
+    for (const s of fooling) assert.equal(peer.get(s.id).inUse, true);
+  });
+
+  test('cleanup kills every process the harness started', () => {
+    assert.ok(liveChildren() > 0);
+    const pids = sd.holders.map((h) => h.pid);
+    cleanup();
+    return new Promise((resolve) => setTimeout(resolve, 200)).then(() => {
+      for (const pid of pids) assert.equal(isAlive(pid), false, `holder ${pid} survived cleanup`);
+    });
+  });
+});
+
+test('mixFor keeps half the locks on live pids and caps live holders', () => {
+  for (const count of [100, 1000, 10000]) {
+    const m = mixFor(count);
+    assert.equal(m.live + m.reused + m.dead, m.locked);
+    assert.equal(m.locked, count / 10);
+    assert.equal(m.live + m.reused, m.locked / 2);
+    assert.ok(m.live <= 32);
+    assert.equal(m.reusedCopilot + m.reusedUnrelated, m.reused);
+  }
+  assert.deepEqual(mixFor(10000).live, 32);
+  assert.deepEqual(mixFor(5, { liveCap: 0 }).live, 0);
+});
+
+test('parseGoBench reads the benchstat format', () => {
+  const text = [
+    'goos: linux',
+    'BenchmarkProbe/hold-2         \t   23821\t     45217 ns/op\t    2282 B/op\t      29 allocs/op',
+    'BenchmarkProbe/hold-2         \t   23000\t     40000 ns/op\t    2282 B/op\t      29 allocs/op',
+    'BenchmarkProbe/hold-2         \t   23000\t     50000 ns/op\t    2282 B/op\t      29 allocs/op',
+    'BenchmarkList/sessions=1000/cold-2     \t      15\t 167798221 ns/op\t16405418 B/op\t  188752 allocs/op',
+    'BenchmarkPSSpawn \t 82 \t 15859744 ns/op',
+    '    bench_test.go:99: 1000 sessions: map[live:20]',
+    'PASS',
+  ].join('\n');
+  const b = parseGoBench(text);
+  assert.deepEqual([...b.keys()], ['Probe/hold', 'List/sessions=1000/cold', 'PSSpawn']);
+  assert.equal(b.get('Probe/hold').samples.length, 3);
+  assert.equal(metricMedian(b.get('Probe/hold'), 'ns/op'), 45217);
+  assert.equal(metricMedian(b.get('List/sessions=1000/cold'), 'allocs/op'), 188752);
+  assert.equal(metricMedian(b.get('PSSpawn'), 'ns/op'), 15859744);
+  assert.ok(Number.isNaN(metricMedian(b.get('PSSpawn'), 'B/op')));
+});
+
+test('median, quantile and pairwise ratios', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(quantile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.5), 5);
+  assert.equal(quantile([5, 1, 9], 0.99), 9);
+  assert.deepEqual(ratios([10, 20, 30], [2, 4]), [5, 5]);
+});
+
+test('lineChart draws every series on log axes', () => {
+  const svg = lineChart({
+    title: 'a < b',
+    series: [
+      { name: 'peer', color: '#f00', points: [[100, 50], [1000, 500], [10000, 5000]] },
+      { name: 'ours', color: '#00f', points: [[100, 1], [1000, 2], [10000, NaN]] },
+    ],
+  });
+  assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.equal((svg.match(/<path /g) ?? []).length, 2);
+  assert.equal((svg.match(/<circle /g) ?? []).length, 5, 'a NaN point is left out, not drawn at 0');
+  assert.match(svg, /a &lt; b/);
+  assert.match(svg, />10,000</);
+});

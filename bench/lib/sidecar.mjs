@@ -1,0 +1,173 @@
+// The sidecar as the IDE runs it: `sessionlocks serve` spawned as a child and
+// spoken to over its stdin/stdout with vscode-jsonrpc (Content-Length
+// framing). When the typed client npm/sessionlocks loads, the benchmark goes
+// through it, exactly as the IDE would; otherwise (or with
+// SLBENCH_CLIENT=raw) through a bare vscode-jsonrpc connection. Both measure
+// the same wire; the report names the one used.
+
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { exited, kill, spawnTracked, trackPid, untrackPid } from './procs.mjs';
+import { REPO } from './statedir.mjs';
+import { now } from './stats.mjs';
+
+const requireNpm = createRequire(join(REPO, 'npm', 'package.json'));
+// vscode-jsonrpc lives in the npm dev workspace, not beside this file.
+const rpc = requireNpm('vscode-jsonrpc/node');
+
+/** BINARY is the sidecar under test; SESSIONLOCKS_BINARY overrides bin/sessionlocks. */
+export const BINARY = process.env.SESSIONLOCKS_BINARY || join(REPO, 'bin', 'sessionlocks');
+
+function loadTyped() {
+  if (process.env.SLBENCH_CLIENT === 'raw') return null;
+  try {
+    const m = requireNpm('./sessionlocks');
+    return typeof m.SessionLocks?.spawn === 'function' ? m.SessionLocks : null;
+  } catch {
+    return null;
+  }
+}
+const Typed = loadTyped();
+
+/** CLIENT names the client library in use, for the report. */
+export const CLIENT = Typed ? 'npm/sessionlocks (typed client over vscode-jsonrpc)' : 'vscode-jsonrpc (raw connection)';
+
+/**
+ * Sidecar is one running `sessionlocks serve` and its client. Every
+ * notification is recorded with its arrival time so that latency can be
+ * measured from the client's side.
+ */
+export class Sidecar {
+  /**
+   * start spawns the server and resolves once it has answered `status`.
+   * args are extra serve flags (--watch poll, ...); logDir receives the raw
+   * backend's stderr log. spawnedAt/readyAt bracket the start.
+   */
+  static async start({ stateDir, args = [], logDir }) {
+    const s = new Sidecar();
+    s.notes = [];
+    s.waiters = [];
+    s.spawnedAt = now();
+    if (Typed) await s.#startTyped(stateDir, args);
+    else await s.#startRaw(stateDir, args, logDir);
+    s.readyAt = now();
+    return s;
+  }
+
+  async #startTyped(stateDir, args) {
+    this.client = await Typed.spawn({ binary: BINARY, stateDir, args });
+    this.pid = this.client.pid;
+    trackPid(this.pid);
+    this.client.onSessionsChanged((params) => this.#note(params));
+    this.exited = this.client.exited.then((info) => {
+      untrackPid(this.pid);
+      this.exitStatus = info.code ?? info.signal;
+      this.#failWaiters();
+    });
+    this.send = (method, params) => this.client.request(method, params);
+    this.log = () => this.client.stderr;
+    this.close = async () => {
+      await this.client.dispose();
+    };
+  }
+
+  async #startRaw(stateDir, args, logDir) {
+    const logPath = join(logDir, `serve-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.log`);
+    const logFd = openSync(logPath, 'w');
+    const child = spawnTracked(BINARY, ['serve', '--state-dir', stateDir, ...args], { stdio: ['pipe', 'pipe', logFd] });
+    closeSync(logFd);
+    this.pid = child.pid;
+    child.stdin.on('error', () => {});
+    const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+    conn.onNotification('sessionsChanged', (params) => this.#note(params));
+    conn.onError(() => {});
+    conn.listen();
+    this.exited = exited(child).then(() => {
+      this.exitStatus = child.exitCode ?? child.signalCode;
+      this.#failWaiters();
+    });
+    this.log = (max = 4000) => {
+      try {
+        const t = readFileSync(logPath, 'utf8');
+        return t.length > max ? '...' + t.slice(-max) : t;
+      } catch {
+        return '';
+      }
+    };
+    // vscode-jsonrpc leaves a request pending forever if the server dies; race its exit.
+    this.send = (method, params) =>
+      Promise.race([
+        conn.sendRequest(method, params),
+        this.exited.then(() => {
+          throw new Error(`sidecar exited (${this.exitStatus}) during ${method}; log:\n${this.log()}`);
+        }),
+      ]);
+    this.close = async () => {
+      conn.dispose();
+      child.stdin.end();
+      const t = setTimeout(() => kill(child), 2000);
+      await this.exited;
+      clearTimeout(t);
+    };
+    await this.send('status', {});
+  }
+
+  #note(params) {
+    const note = { at: now(), params };
+    this.notes.push(note);
+    this.waiters = this.waiters.filter((w) => !w.test(note));
+  }
+
+  #failWaiters() {
+    for (const w of this.waiters) w.fail(new Error(`sidecar exited (${this.exitStatus}) while waiting for a notification`));
+    this.waiters = [];
+  }
+
+  /** request sends one request and resolves with {result, ms} (ms measured around the round trip). */
+  async request(method, params = {}) {
+    const t0 = now();
+    const result = await this.send(method, params);
+    return { result, ms: now() - t0 };
+  }
+
+  /**
+   * waitNote resolves with the first notification at or after index from
+   * whose params test returns true, or rejects after timeoutMs.
+   */
+  waitNote(test, { from = 0, timeoutMs = 5000 } = {}) {
+    for (const n of this.notes.slice(from)) if (test(n.params)) return Promise.resolve(n);
+    return new Promise((resolve, reject) => {
+      const w = {
+        test: (note) => {
+          if (!test(note.params)) return false;
+          clearTimeout(timer);
+          resolve(note);
+          return true;
+        },
+        fail: reject,
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new Error(`no matching sessionsChanged within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+}
+
+/** procUsage reads VmRSS (bytes) and the open descriptor count of pid. */
+export function procUsage(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+  const fds = readdirSync(`/proc/${pid}/fd`).length;
+  return { rss, fds };
+}
+
+/** cpuTicks is utime+stime of pid in clock ticks (1/100 s on Linux). */
+export function cpuTicks(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised comm, which may itself contain spaces.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11]) + Number(f[12]);
+}

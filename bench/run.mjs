@@ -1,0 +1,415 @@
+#!/usr/bin/env node
+// The benchmark driver behind `make bench`: it measures the sidecar and the
+// peer (the IDE's kill+ps algorithm, bench/peer/sessionLocks.mjs) on the same
+// generated state dirs in one run, prints the tables and writes BENCHMARKS.md
+// and bench/chart.svg.
+//
+//   node bench/run.mjs                 full run (about 6-10 minutes on 2 cores)
+//   node bench/run.mjs --quick         100 and 1,000 sessions, few repetitions, -count 1
+//   node bench/run.mjs --only listing,push --sizes 100 --no-write
+//   node bench/run.mjs --from-json bin/bench-results.json   re-render only
+//
+// Phases (--only, comma-separated): go (the engine's go test -bench), probe
+// (the peer's per-lock cost), listing (peer vs ours at --sizes, plus idle
+// footprint at >= 1,000), push (notification latency), startup, binaries
+// (make cross). Other flags: --reps N (listing repetitions, default 10),
+// --reps-big N (at 10,000 sessions, default 3), --warm N (repeated calls per
+// server), --go-count N, --go-bench FILE (parse saved go test output instead
+// of running it), --push-samples N, --poll-samples N, --json FILE (raw
+// results, default bin/bench-results.json).
+//
+// A phase that fails is reported as not measured and the run exits 1;
+// BENCHMARKS.md is then left alone unless --write is given. Set
+// SESSIONLOCKS_BINARY to measure another build, SLBENCH_CLIENT=raw to bypass
+// the typed client.
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseGoBench, runGoBench } from './lib/gobench.mjs';
+import { cleanup, installCleanup, kill, killAndWait, removeDir, tempDir } from './lib/procs.mjs';
+import { BINARY, CLIENT, cpuTicks, procUsage, Sidecar } from './lib/sidecar.mjs';
+import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
+import { median, now, quantile, sleep } from './lib/stats.mjs';
+import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
+import { render } from './lib/report.mjs';
+
+const { values: opt } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    sizes: { type: 'string' },
+    reps: { type: 'string' },
+    'reps-big': { type: 'string' },
+    warm: { type: 'string' },
+    only: { type: 'string' },
+    'go-count': { type: 'string' },
+    'go-bench': { type: 'string' },
+    'push-samples': { type: 'string' },
+    'poll-samples': { type: 'string' },
+    write: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    'from-json': { type: 'string' },
+    json: { type: 'string', default: join(REPO, 'bin', 'bench-results.json') },
+  },
+});
+
+const quick = opt.quick;
+const cfg = {
+  sizes: (opt.sizes ?? (quick ? '100,1000' : '100,1000,10000')).split(',').map(Number),
+  reps: Number(opt.reps ?? (quick ? 3 : 10)),
+  repsBig: Number(opt['reps-big'] ?? 3), // at 10,000 sessions the peer takes seconds per listing
+  warm: Number(opt.warm ?? 10), // repeated calls per server; 5 at 10,000 sessions, where one call takes a while
+  warmBig: Number(opt.warm ?? 5),
+  goCount: Number(opt['go-count'] ?? (quick ? 1 : 5)),
+  pushSamples: Number(opt['push-samples'] ?? (quick ? 8 : 30)),
+  pollSamples: Number(opt['poll-samples'] ?? (quick ? 3 : 8)),
+  phases: new Set((opt.only ?? 'go,probe,listing,push,startup,binaries').split(',')),
+};
+
+const log = (...a) => process.stderr.write(a.join(' ') + '\n');
+
+if (opt['from-json']) {
+  writeOutputs(JSON.parse(readFileSync(opt['from-json'], 'utf8')), !opt['no-write']);
+  process.exit(0);
+}
+
+installCleanup();
+const scratch = tempDir('slbench-run-');
+const R = { machine: machine(), config: { ...cfg, phases: [...cfg.phases] }, errors: [], seconds: {} };
+let copilotBin;
+
+await phase('setup', async () => {
+  statSync(BINARY);
+  copilotBin = await buildFakeCLI(scratch);
+  R.machine.sidecarVersion = sh(BINARY, ['version']);
+  R.machine.client = CLIENT;
+});
+const phases = { go: goPhase, probe: probePhase, listing: listingPhase, push: pushPhase, startup: startupPhase, binaries: binariesPhase };
+for (const [name, fn] of Object.entries(phases)) {
+  if (R.errors.length && R.errors[0].phase === 'setup') break; // nothing can run without the binary and the fake CLI
+  if (cfg.phases.has(name)) await phase(name, fn);
+}
+R.machine.loadAfter = os.loadavg().map((l) => +l.toFixed(2));
+
+mkdirSync(join(REPO, 'bin'), { recursive: true });
+writeFileSync(opt.json, JSON.stringify(R, null, 1));
+writeOutputs(R, !opt['no-write'] && (R.errors.length === 0 || opt.write));
+cleanup();
+process.exit(R.errors.length ? 1 : 0);
+
+// ---------------------------------------------------------------------------
+
+async function phase(name, fn) {
+  const t0 = now();
+  log(`\n== ${name}`);
+  try {
+    await fn();
+    log(`== ${name} done in ${((now() - t0) / 1000).toFixed(1)} s`);
+  } catch (err) {
+    log(`== ${name} FAILED: ${err?.stack ?? err}`);
+    R.errors.push({ phase: name, message: String(err?.message ?? err).split('\n')[0] });
+  } finally {
+    R.seconds[name] = +((now() - t0) / 1000).toFixed(1);
+  }
+}
+
+function sh(cmd, args) {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', cwd: REPO, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function machine() {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  return {
+    cpu: /model name\s*:\s*(.*)/.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown',
+    cores: os.availableParallelism(),
+    memGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+    kernel: `${os.type()} ${os.release()} ${os.arch()}`,
+    go: sh('go', ['env', 'GOVERSION']),
+    node: process.version,
+    commit: sh('git', ['describe', '--always', '--dirty']),
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    loadBefore: os.loadavg().map((l) => +l.toFixed(2)),
+  };
+}
+
+function writeOutputs(results, write) {
+  const { markdown, svg, text } = render(results);
+  process.stdout.write('\n' + text + '\n');
+  if (!write) {
+    log(results.errors?.length ? 'bench: some phases failed; BENCHMARKS.md not written (use --write to force)' : 'bench: --no-write: BENCHMARKS.md not written');
+    return;
+  }
+  writeFileSync(join(REPO, 'BENCHMARKS.md'), markdown);
+  writeFileSync(join(REPO, 'bench', 'chart.svg'), svg);
+  log('bench: wrote BENCHMARKS.md and bench/chart.svg');
+}
+
+// go: the engine's own benchmarks (per-probe cost, ps spawn, scans).
+async function goPhase() {
+  const text = opt['go-bench'] ? readFileSync(opt['go-bench'], 'utf8') : await runGoBench({ cwd: REPO, count: cfg.goCount, echo: process.stderr });
+  R.goBench = Object.fromEntries(parseGoBench(text));
+  if (Object.keys(R.goBench).length === 0) throw new Error('go test -bench printed no benchmark lines');
+}
+
+// probe: the peer's per-lock probe, in Node as the IDE runs it.
+async function probePhase() {
+  const root = tempDir('slbench-probe-');
+  const h = await startHolder(copilotBin, root, 'probe-session');
+  const unrelated = startSleeper();
+  const [dead] = deadPIDs(1, new Set([h.pid, unrelated.pid]));
+  for (let i = 0; i < 5; i++) await isLockLive(h.pid);
+  const timeIt = async (pid, n) => {
+    const xs = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = now();
+      await isLockLive(pid);
+      xs.push(now() - t0);
+    }
+    return xs;
+  };
+  const live = await timeIt(h.pid, quick ? 20 : 100);
+  const other = await timeIt(unrelated.pid, quick ? 10 : 40);
+  // A dead pid costs one kill(2); time batches of 1,000 to get above the clock's resolution.
+  const deadBatches = [];
+  for (let b = 0; b < 9; b++) {
+    const t0 = now();
+    for (let i = 0; i < 1000; i++) isAlive(dead);
+    deadBatches.push((now() - t0) / 1000);
+  }
+  R.peerProbe = { liveMs: live, unrelatedMs: other, deadMs: deadBatches };
+  log(`peer probe: live copilot ${median(live).toFixed(2)} ms, unrelated ${median(other).toFixed(2)} ms, dead ${(median(deadBatches) * 1000).toFixed(2)} µs`);
+  await killAndWait(h.child);
+  await killAndWait(unrelated.child);
+  removeDir(root);
+}
+
+// listing: peer vs ours, cold and warm, at each size; footprint at >= 1,000.
+async function listingPhase() {
+  R.listing = [];
+  R.footprint = [];
+  for (const count of cfg.sizes) {
+    log(`-- ${count} sessions: generating`);
+    const sd = await generate({ count, copilotBin });
+    log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
+    await sd.settled();
+    const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
+    const warmCalls = count >= 10000 ? cfg.warmBig : cfg.warm;
+    const row = { count, mix: sd.mix, reps, warmCalls, peer: [], cold: [], coldBare: [], warm: [], coldCached: [], check: null };
+    for (let i = 0; i < reps; i++) {
+      // Alternate which tool goes first, so that neither always runs right after the other's work.
+      let peer;
+      const runPeer = async () => {
+        const t0 = now();
+        peer = await listSessionLocks(sd.stateDir);
+        row.peer.push(now() - t0);
+      };
+      const runOurs = async () => {
+        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch });
+        try {
+          const cold = await side.request('listSessions', {});
+          row.cold.push(cold.ms);
+          const holders = cold.result.sessions.flatMap((s) => s.holders ?? []);
+          row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
+          const warm = [];
+          let last = cold.result;
+          for (let j = 0; j < warmCalls; j++) {
+            const r = await side.request('listSessions', {});
+            warm.push(r.ms);
+            last = r.result;
+          }
+          row.warm.push(median(warm));
+          return { cold: cold.result, last };
+        } finally {
+          await side.close();
+        }
+      };
+      // The same first call on a server without the watcher, whose startup
+      // scan would otherwise have filled the probe cache: a truly cold engine.
+      const runOursBare = async () => {
+        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--no-watch'] });
+        try {
+          row.coldBare.push((await side.request('listSessions', {})).ms);
+        } finally {
+          await side.close();
+        }
+      };
+      let ours;
+      if (i % 2 === 0) {
+        await runPeer();
+        ours = await runOurs();
+        await runOursBare();
+      } else {
+        await runOursBare();
+        ours = await runOurs();
+        await runPeer();
+      }
+      if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
+      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms`);
+    }
+    R.listing.push(row);
+    if (count >= 1000) {
+      try {
+        await footprint(sd, count);
+      } catch (err) {
+        log(`   footprint at ${count} FAILED: ${err?.stack ?? err}`);
+        R.errors.push({ phase: `footprint ${count}`, message: String(err?.message ?? err).split('\n')[0] });
+      }
+    }
+    for (const h of sd.holders) kill(h.child);
+    for (const s of sd.sleepers) kill(s.child);
+    await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
+    removeDir(sd.root);
+  }
+}
+
+/** checkAnswers compares both tools' answers with what the generator planted. */
+function checkAnswers(sd, peer, coldResult, warmResult) {
+  const check = { total: sd.sessions.length, oursCold: 0, oursWarm: 0, peer: 0, peerFooled: 0, oursWrong: [] };
+  const stateOf = (res) => new Map(res.sessions.map((s) => [s.id, s.state]));
+  const cold = stateOf(coldResult);
+  const warm = stateOf(warmResult);
+  const peerInUse = new Map(peer.map((p) => [p.id, p.inUse]));
+  for (const s of sd.sessions) {
+    if (cold.get(s.id) === s.expect) check.oursCold++;
+    else if (check.oursWrong.length < 5) check.oursWrong.push(`${s.kind} ${s.id}: expected ${s.expect}, got ${cold.get(s.id)}`);
+    if (warm.get(s.id) === s.expect) check.oursWarm++;
+    if (peerInUse.get(s.id) === (s.expect === 'inUse')) check.peer++;
+    else if (s.kind === 'reused') check.peerFooled++;
+  }
+  if (coldResult.total !== undefined && coldResult.total !== sd.sessions.length) check.oursWrong.push(`total ${coldResult.total}, expected ${sd.sessions.length}`);
+  if (check.oursWrong.length) log(`   ours disagrees with the planted truth:\n     ${check.oursWrong.join('\n     ')}`);
+  return check;
+}
+
+/** footprint: idle RSS, open descriptors and idle CPU of a server that has listed count sessions. */
+async function footprint(sd, count) {
+  for (const mode of ['notify', 'poll']) {
+    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--watch', mode] });
+    try {
+      await side.request('listSessions', {});
+      await sleep(1500);
+      const t0 = cpuTicks(side.pid);
+      const w0 = now();
+      await sleep(quick ? 2000 : 4000);
+      const cpuPct = ((cpuTicks(side.pid) - t0) / 100 / ((now() - w0) / 1000)) * 100;
+      const { rss, fds } = procUsage(side.pid);
+      const status = (await side.request('status')).result;
+      R.footprint.push({ count, mode, rss, fds, cpuPct, watching: status?.watching ?? null });
+      log(`   footprint ${count} ${mode}: RSS ${(rss / 2 ** 20).toFixed(1)} MiB, ${fds} fds, idle CPU ${cpuPct.toFixed(2)}%`);
+    } finally {
+      await side.close();
+    }
+  }
+}
+
+// push: time from a file operation or a SIGKILL to the matching sessionsChanged.
+async function pushPhase() {
+  const count = 1000;
+  const modes = [
+    ['notify', cfg.pushSamples, 5000],
+    ['poll', cfg.pollSamples, 10000],
+  ];
+  const sd = await generate({ count, copilotBin, liveCap: 8 });
+  const free = sd.sessions.filter((s) => s.kind === 'free');
+  const sleeper = startSleeper();
+  // Holders to SIGKILL, started up front so that all of them are past the settle window.
+  const targets = {};
+  let k = 0;
+  for (const [mode, n] of modes) {
+    targets[mode] = [];
+    for (let i = 0; i < n; i++) targets[mode].push(await startHolder(copilotBin, sd.stateDir, free[k++].id));
+  }
+  await sleep(SETTLE_MS + 300);
+  R.push = { count, mix: sd.mix, modes: {} };
+  for (const [mode, n, timeoutMs] of modes) {
+    const res = { created: [], removed: [], killed: [], missed: { created: 0, removed: 0, killed: 0 }, n };
+    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--watch', mode] });
+    try {
+      await side.request('listSessions', {});
+      await sleep(1000);
+      const jitter = () => sleep(mode === 'poll' ? Math.random() * 500 : 30 + Math.random() * 70);
+      const measure = async (kind, act, test) => {
+        const from = side.notes.length;
+        const t0 = now();
+        act();
+        try {
+          const note = await side.waitNote(test, { from, timeoutMs });
+          res[kind].push(note.at - t0);
+        } catch (err) {
+          if (/exited/.test(err.message)) throw err;
+          res.missed[kind]++;
+        }
+      };
+      const changed = (p, id) => (p?.changed ?? []).find((s) => s.id === id);
+      for (let i = 0; i < n; i++) {
+        const s = free[k++];
+        const lock = join(s.dir, `inuse.${sleeper.pid}.lock`);
+        await measure('created', () => writeLock(s.dir, sleeper.pid, { hold: false }), (p) =>
+          (changed(p, s.id)?.holders ?? []).some((h) => h.pid === sleeper.pid),
+        );
+        await jitter();
+        await measure('removed', () => unlinkSync(lock), (p) => {
+          const c = changed(p, s.id);
+          return (c && (c.holders ?? []).length === 0) || (p?.removed ?? []).includes(s.id);
+        });
+        await jitter();
+        const h = targets[mode][i];
+        await measure('killed', () => kill(h.child), (p) => changed(p, h.sessionId)?.state === 'stale');
+        await jitter();
+      }
+    } finally {
+      await side.close();
+    }
+    R.push.modes[mode] = res;
+    const f = (xs) => `p50 ${quantile(xs, 0.5)?.toFixed(1)} ms p99 ${quantile(xs, 0.99)?.toFixed(1)} ms`;
+    log(`   ${mode}: created ${f(res.created)}, removed ${f(res.removed)}, killed ${f(res.killed)}, missed ${JSON.stringify(res.missed)}`);
+  }
+  for (const p of [...sd.holders, ...Object.values(targets).flat(), ...sd.sleepers, sleeper]) kill(p.child);
+  await Promise.all([...sd.holders, ...Object.values(targets).flat(), ...sd.sleepers, sleeper].map((p) => killAndWait(p.child)));
+  removeDir(sd.root);
+}
+
+// startup: spawn to the first answer (status), then the first listSessions over 1,000 sessions.
+async function startupPhase() {
+  const sd = await generate({ count: 1000, copilotBin, liveCap: 8 });
+  await sd.settled();
+  const n = quick ? 5 : 20;
+  R.startup = { count: 1000, mix: sd.mix, status: [], list: [] };
+  for (let i = 0; i < n; i++) {
+    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch });
+    try {
+      R.startup.status.push(side.readyAt - side.spawnedAt);
+      await side.request('listSessions', {});
+      R.startup.list.push(now() - side.spawnedAt);
+    } finally {
+      await side.close();
+    }
+  }
+  log(`   spawn -> status ${median(R.startup.status).toFixed(1)} ms, spawn -> listSessions(1,000) ${median(R.startup.list).toFixed(1)} ms`);
+  await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
+  removeDir(sd.root);
+}
+
+// binaries: the shipped binaries, as `make cross` builds them (CGO_ENABLED=0 -trimpath -s -w).
+async function binariesPhase() {
+  try {
+    await run('make', ['-s', 'cross'], { cwd: REPO });
+  } catch (err) {
+    // Several people share this tree and its build cache; a build that lost a race with another is worth one retry.
+    log(`   make cross failed, retrying once: ${String(err.message).split('\n').slice(0, 3).join(' | ')}`);
+    await run('make', ['-s', 'cross'], { cwd: REPO });
+  }
+  const base = join(REPO, 'dist', 'bin');
+  R.binaries = readdirSync(base)
+    .sort()
+    .map((platform) => {
+      const f = readdirSync(join(base, platform)).find((n) => n.startsWith('sessionlocks'));
+      return { platform, bytes: statSync(join(base, platform, f)).size };
+    });
+}

@@ -31,6 +31,7 @@ npm/node_modules: npm/package.json npm/package-lock.json
 
 test-node: build npm/node_modules
 	cd npm && SESSIONLOCKS_BINARY=$(CURDIR)/$(BIN) node --test
+	SESSIONLOCKS_BINARY=$(CURDIR)/$(BIN) node --test bench/
 
 # bench: the engine's Go benchmarks (go test -bench . -benchmem -count 5 ./sessionlocks/, run and echoed by the
 # driver), then sessionlocks side by side with the IDE's kill + ps check; prints the tables and writes BENCHMARKS.md

@@ -113,8 +113,13 @@ func (c *probeCache) stats() CacheStats {
 // because file-system timestamps are coarse (a jiffy, or 2 s on FAT) and a
 // second change in the same tick would leave the mtime as it was.
 type dirCache struct {
-	mu sync.RWMutex
-	m  map[string]dirSnapshot
+	// m maps session id to dirSnapshot. A sync.Map, because a watched
+	// listing of 10,000 sessions is 10,000 loads from several goroutines, and
+	// a mutex's (even a read lock's) shared counter bouncing between cores
+	// cost more than the rest of the listing.
+	m sync.Map
+
+	mu sync.Mutex
 	// lastMeta keeps the metadata of dropped snapshots, so that a
 	// workspace.yaml caught mid-rewrite right after an invalidation still
 	// has something to fall back on.
@@ -135,40 +140,33 @@ type dirSnapshot struct {
 }
 
 func newDirCache() *dirCache {
-	return &dirCache{m: make(map[string]dirSnapshot), lastMeta: make(map[string]metadata)}
-}
-
-// prevMeta is the metadata last read for id, even if its snapshot was dropped.
-func (c *dirCache) prevMeta(id string) metadata {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if s, ok := c.m[id]; ok {
-		return s.meta
-	}
-	return c.lastMeta[id]
+	return &dirCache{lastMeta: make(map[string]metadata)}
 }
 
 // peek returns the snapshot for id whatever the directory looks like now:
 // only for a watched engine, where every change drops the snapshot.
 func (c *dirCache) peek(id string) (dirSnapshot, bool) {
-	c.mu.RLock()
-	s, ok := c.m[id]
-	c.mu.RUnlock()
-	return s, ok
+	v, ok := c.m.Load(id)
+	if !ok {
+		return dirSnapshot{}, false
+	}
+	return *v.(*dirSnapshot), true
 }
 
-func (c *dirCache) size() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return len(c.m)
+// prevMeta is the metadata last read for id, even if its snapshot was dropped.
+func (c *dirCache) prevMeta(id string) metadata {
+	if s, ok := c.peek(id); ok {
+		return s.meta
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastMeta[id]
 }
 
 // lookup returns the snapshot for id if the directory is still dir and the
 // snapshot was taken safely after the directory's last change.
 func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
-	c.mu.RLock()
-	s, ok := c.m[id]
-	c.mu.RUnlock()
+	s, ok := c.peek(id)
 	if !ok || s.dir != dir {
 		return dirSnapshot{}, false
 	}
@@ -184,38 +182,39 @@ func (c *dirCache) store(id string, s dirSnapshot, epoch, now uint64) {
 	if epoch != now {
 		return
 	}
-	c.mu.Lock()
-	c.m[id] = s
-	delete(c.lastMeta, id)
-	c.mu.Unlock()
+	c.m.Store(id, &s)
 }
 
 func (c *dirCache) drop(id string) {
-	c.mu.Lock()
-	if s, ok := c.m[id]; ok {
-		c.lastMeta[id] = s.meta
-		delete(c.m, id)
+	if v, ok := c.m.LoadAndDelete(id); ok {
+		c.mu.Lock()
+		c.lastMeta[id] = v.(*dirSnapshot).meta
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 }
 
 func (c *dirCache) clear() {
-	c.mu.Lock()
-	for id, s := range c.m {
-		c.lastMeta[id] = s.meta
-	}
-	c.m = make(map[string]dirSnapshot)
-	c.mu.Unlock()
+	c.m.Range(func(k, _ any) bool {
+		c.drop(k.(string))
+		return true
+	})
+}
+
+func (c *dirCache) size() int {
+	n := 0
+	c.m.Range(func(_, _ any) bool { n++; return true })
+	return n
 }
 
 // prune forgets sessions that are no longer in the state dir.
 func (c *dirCache) prune(keep map[string]struct{}) {
-	c.mu.Lock()
-	for id := range c.m {
-		if _, ok := keep[id]; !ok {
-			delete(c.m, id)
+	c.m.Range(func(k, _ any) bool {
+		if _, ok := keep[k.(string)]; !ok {
+			c.m.Delete(k)
 		}
-	}
+		return true
+	})
+	c.mu.Lock()
 	for id := range c.lastMeta {
 		if _, ok := keep[id]; !ok {
 			delete(c.lastMeta, id)

@@ -1,7 +1,6 @@
 package sessionlocks
 
 import (
-	"io"
 	"time"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -33,15 +32,7 @@ const maxWorkspaceYAML = 256 << 10
 // malformed file gives empty metadata and an error the caller may log; the
 // session is listed either way.
 func readMetadata(path string) (metadata, fileID, error) {
-	f, id, err := openNoFollow(path)
-	if err != nil {
-		return metadata{}, fileID{}, err
-	}
-	defer f.Close()
-	// One read of the size fstat gave (plus one byte to see EOF) covers the
-	// usual case; a file growing meanwhile is read on to the limit.
-	b := make([]byte, 0, min(id.size+1, maxWorkspaceYAML))
-	b, err = readUpTo(f, b, maxWorkspaceYAML)
+	b, id, err := readRegular(path, maxWorkspaceYAML)
 	if err != nil {
 		return metadata{}, id, err
 	}
@@ -58,26 +49,6 @@ func readMetadata(path string) (metadata, fileID, error) {
 		m.Name = m.Summary
 	}
 	return m, id, nil
-}
-
-func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
-	for int64(len(b)) < limit {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		want := int(min(int64(cap(b)), limit)) - len(b)
-		n, err := r.Read(b[len(b) : len(b)+want])
-		b = b[:len(b)+n]
-		// A regular file reads short only at its end: no second read to
-		// see EOF (one syscall per session on a cold scan).
-		if err == io.EOF || n < want {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
 }
 
 func parseTime(s string) time.Time {

@@ -17,8 +17,8 @@ import (
 //	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)
 //	unlockFile(f *os.File)
 //	terminate(pid int) error               ask a process to exit (SIGTERM)
-//	openNoFollow(path string) (*os.File, fileID, error)  open for reading, never through a link, never blocking
 //	lstatID(path string) (fileID, error)   lstat, as a fileID
+//	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
 
 // procState is whether a process exists.
 type procState int

@@ -156,23 +156,29 @@ func (e *Engine) sessionIDs() ([]string, error) {
 // scanMany scans sessions in parallel: cold scans spend their time in
 // syscalls and YAML, which spread over every core. With all=true, sessions
 // that vanished meanwhile are skipped; otherwise they are an error.
+const scanChunk = 32
+
 func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
 	res := make([]Session, len(ids))
 	found := make([]bool, len(ids))
 	errs := make([]error, len(ids))
-	workers := min(runtime.GOMAXPROCS(0)*2, len(ids))
+	workers := min(runtime.GOMAXPROCS(0)*2, (len(ids)+scanChunk-1)/scanChunk)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Work is handed out in chunks: one shared counter bumped per
+			// session bounced between cores more than the work it shared.
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(ids) || ctx.Err() != nil {
+				lo := int(next.Add(scanChunk) - scanChunk)
+				if lo >= len(ids) || ctx.Err() != nil {
 					return
 				}
-				found[i], errs[i] = e.scanInto(&res[i], ids[i], true)
+				for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
+					found[i], errs[i] = e.scanInto(&res[i], ids[i], true)
+				}
 			}
 		}()
 	}

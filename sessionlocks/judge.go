@@ -1,6 +1,7 @@
 package sessionlocks
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -41,7 +42,10 @@ func (r lockRef) key() probeKey {
 //  5. lock younger than the settle window, process alive: live (starting).
 //  6. process older than the lock and its argv is the Copilot CLI: live (verified).
 //  7. otherwise unknown: unverified, or unprobeable when facts are missing.
-func (e *Engine) judge(r lockRef, now time.Time) Holder {
+//
+// opLocked says the caller holds the session's operation lock, under which no
+// CLI can be opening the session: the .hold may then be probed at any age.
+func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	h := Holder{
 		SessionID: r.sessionID,
 		PID:       r.pid,
@@ -82,9 +86,12 @@ func (e *Engine) judge(r lockRef, now time.Time) Holder {
 	// make the CLI's own exclusive flock fail. A young lock is judged by
 	// rules 3-5 instead, which call it live while its process runs.
 	holdNote := ""
-	if r.hold.exists() && age >= e.settle {
+	if r.hold.exists() && (age >= e.settle || opLocked) {
 		hp := probeHold(h.HoldFile, r.hold)
 		switch {
+		case errors.Is(hp.err, errChanged):
+			// Re-created since the scan: a CLI is opening the session now.
+			return set(Live, ReasonStarting, "%s was re-created while it was being examined, so a CLI is opening the session.", filepath.Base(h.HoldFile))
 		case hp.err != nil:
 			holdNote = fmt.Sprintf(" (the .hold could not be probed: %v)", hp.err)
 		case hp.held:
@@ -103,6 +110,23 @@ func (e *Engine) judge(r lockRef, now time.Time) Holder {
 			}
 			holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", filepath.Base(h.HoldFile))
 		}
+	}
+
+	// A young lock with a .hold that was not probed: the CLI that made it
+	// may be alive where this process cannot see it (another PID namespace,
+	// a container sharing ~/.copilot, another host on a shared home) and
+	// only the .hold's kernel lock would tell. Until the settle window has
+	// passed and the .hold can be probed safely, the session counts as
+	// opening, whatever the pid says.
+	if r.hold.exists() && age < e.settle && !opLocked {
+		seen := fmt.Sprintf("pid %d is %s", r.pid, describe(p))
+		switch p.state {
+		case procGone, procZombie:
+			seen = fmt.Sprintf("pid %d is not running here (a CLI in another container or PID namespace would look the same)", r.pid)
+		case procUnknown:
+			seen = fmt.Sprintf("pid %d could not be examined", r.pid)
+		}
+		return set(Live, ReasonStarting, "The lock was written %s ago and its .hold exists; %s. The .hold's kernel lock is examined once the lock is older than the settle window (%s): until then the session counts as opening.", human(age), seen, e.settle)
 	}
 
 	// Rule 2.

@@ -82,7 +82,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	// take the CLI's operation lock only when there is something to remove.
 	if s, err := e.scanSession(id, false); err != nil || s == nil {
 		return
-	} else if !hasStale(s.Holders) {
+	} else if !hasStale(s.Holders) && !hasUnprobedHold(s.Holders) {
 		res.Kept = append(res.Kept, s.Holders...)
 		return
 	}
@@ -105,7 +105,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	}
 	defer release()
 
-	s, err := e.scanSession(id, false)
+	s, err := e.scanLocked(id)
 	if err != nil || s == nil {
 		return
 	}
@@ -128,24 +128,28 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 // force is set. The caller holds the session's operation lock.
 func (e *Engine) removeHolder(h Holder, force bool) error {
 	dir := filepath.Dir(h.LockFile)
+	removeHold := h.HoldFile != "" && h.holdID.exists()
+	// Every precondition is checked before anything is unlinked: a .lock
+	// removed beside a .hold that turns out to be held would leave a live
+	// CLI without its lock.
+	if removeHold && !force && !h.holdFree {
+		// Judging did not find it free. The caller holds the session's
+		// operation lock, so no CLI is opening the session and a probe now
+		// cannot get in a starting CLI's way.
+		if hp := probeHold(h.HoldFile, h.holdID); hp.err != nil || hp.held {
+			why := "its kernel lock is held"
+			if hp.err != nil {
+				why = "its kernel lock could not be probed: " + hp.err.Error()
+			}
+			return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New(why + "; nothing was removed")}
+		}
+	}
 	if h.lockID.exists() {
 		if err := removeInDir(dir, filepath.Base(h.LockFile), h.lockID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)
 		}
 	}
-	if h.HoldFile != "" && h.holdID.exists() {
-		if !force && !h.holdFree {
-			// Judging did not probe it (the lock was young). The caller holds
-			// the session's operation lock, so no CLI is opening the session
-			// and a probe now cannot get in a starting CLI's way.
-			if hp := probeHold(h.HoldFile, h.holdID); hp.err != nil || hp.held {
-				why := "its kernel lock is held"
-				if hp.err != nil {
-					why = "its kernel lock could not be probed: " + hp.err.Error()
-				}
-				return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New(why + "; left alone")}
-			}
-		}
+	if removeHold {
 		if err := removeInDir(dir, filepath.Base(h.HoldFile), h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)
 		}
@@ -187,7 +191,7 @@ func (e *Engine) Force(ctx context.Context, id string, terminate bool, grace tim
 		return res, err
 	}
 	defer release()
-	fresh, err := e.scanSession(id, false)
+	fresh, err := e.scanLocked(id)
 	if err != nil {
 		return res, err
 	}
@@ -201,7 +205,7 @@ func (e *Engine) Force(ctx context.Context, id string, terminate bool, grace tim
 		e.log.Info("force-removed lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
 		res.Removed = append(res.Removed, h)
 	}
-	after, err := e.scanSession(id, false)
+	after, err := e.scanLocked(id)
 	if err != nil {
 		return res, err
 	}
@@ -345,6 +349,17 @@ func ProcessStart(pid int) (time.Time, error) {
 func hasStale(hs []Holder) bool {
 	for _, h := range hs {
 		if h.Verdict == Stale {
+			return true
+		}
+	}
+	return false
+}
+
+// hasUnprobedHold reports a young holder whose .hold judging left alone:
+// under the operation lock it can be probed, and may turn out stale.
+func hasUnprobedHold(hs []Holder) bool {
+	for _, h := range hs {
+		if h.Reason == ReasonStarting && h.HoldFile != "" {
 			return true
 		}
 	}

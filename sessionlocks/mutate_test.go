@@ -454,7 +454,7 @@ func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
 	if len(res.Reclaimed) != 1 || len(res.Failed) != 0 {
 		t.Fatalf("reclaimed %d, failed %+v", len(res.Reclaimed), res.Failed)
 	}
-	if r := res.Reclaimed[0]; r.Reason != ReasonProcessExited || exists(r.LockFile) || exists(r.HoldFile) {
+	if r := res.Reclaimed[0]; r.Reason != ReasonHoldReleased || exists(r.LockFile) || exists(r.HoldFile) {
 		t.Fatalf("%s: files left: %v %v", r.Reason, exists(r.LockFile), exists(r.HoldFile))
 	}
 }
@@ -506,5 +506,39 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 		}
 		os.Remove(filepath.Join(dir, s7.Holders[0].LockFile[len(dir)+1:]))
 		e.InvalidateSession("s7")
+	}
+}
+
+// TestYoungLockOfAnInvisibleCLIIsNeverReclaimed: a CLI in another container
+// or PID namespace sharing ~/.copilot has a pid this process cannot see. In
+// its first seconds its lock looks like a dead pid's; only its held .hold
+// says otherwise. (flock(1) holds the .hold here, as that CLI would.)
+func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "elsewhere")
+	pid := deadPID(t)
+	lock := writeLock(t, dir, pid, time.Time{})
+	hold := writeHold(t, dir, pid, time.Time{})
+	holder := exec.Command("flock", "-x", hold, "sleep", "30")
+	if err := holder.Start(); err != nil {
+		t.Skip("flock(1) unavailable:", err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	waitFor(t, "flock(1) to take the .hold", func() bool { return probeHold(hold, fileID{}).held })
+
+	e := newEngine(t, sd, time.Hour) // the lock stays young throughout
+	if s := mustSession(t, e, "elsewhere"); s.State != StateInUse || s.State.CanResume() {
+		t.Fatalf("young lock of an invisible pid with a held .hold: %s (%s)", s.State, s.Holders[0].Detail)
+	}
+	res, err := e.Reclaim(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reclaimed) != 0 || !exists(lock) || !exists(hold) {
+		t.Fatalf("reclaimed %d; lock there: %v, hold there: %v", len(res.Reclaimed), exists(lock), exists(hold))
+	}
+	if len(res.Kept) != 1 || res.Kept[0].Reason != ReasonHoldLocked {
+		t.Fatalf("kept %+v, want the holder judged hold-locked under the operation lock", res.Kept)
 	}
 }

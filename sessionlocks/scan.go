@@ -177,7 +177,7 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 					return
 				}
 				for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
-					found[i], errs[i] = e.scanInto(&res[i], ids[i], true)
+					found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false)
 				}
 			}
 		}()
@@ -211,8 +211,16 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 // returns nil, nil when there is no such session directory. With cached
 // false, nothing is taken from a cache (results are still stored).
 func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
+	return e.scanSessionOp(id, cached, false)
+}
+
+// scanLocked is scanSession for a caller holding the session's operation
+// lock: nothing cached, and .hold files probed whatever their age.
+func (e *Engine) scanLocked(id string) (*Session, error) { return e.scanSessionOp(id, false, true) }
+
+func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, error) {
 	var s Session
-	ok, err := e.scanInto(&s, id, cached)
+	ok, err := e.scanInto(&s, id, cached, opLocked)
 	if !ok || err != nil {
 		return nil, err
 	}
@@ -221,7 +229,7 @@ func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 
 // scanInto is scanSession writing into s; ok is false when there is no
 // such session directory.
-func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err error) {
+func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool, err error) {
 	epoch := e.epoch.Load()
 	watched := cached && e.watched.Load()
 	now := e.now()
@@ -287,7 +295,7 @@ func (e *Engine) scanInto(s *Session, id string, cached bool) (ok bool, err erro
 				continue
 			}
 		}
-		h := e.judge(r, e.now())
+		h := e.judge(r, e.now(), opLocked)
 		e.cache.put(k, h, epoch, e.epoch.Load())
 		s.Holders = append(s.Holders, h)
 	}

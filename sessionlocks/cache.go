@@ -56,15 +56,16 @@ func (c *probeCache) get(k probeKey) (Holder, bool) {
 	return h, true
 }
 
-// put keeps h unless an invalidation happened since the probe began (see
-// dirCache.store).
-func (c *probeCache) put(k probeKey, h Holder, began, current uint64) {
-	if c.ttl <= 0 || began != current {
+// put keeps h unless an invalidation happened since the probe began (epoch
+// read then as began). It stores first and checks after: an invalidation
+// bumps the epoch before it drops, so whichever way the two interleave,
+// a verdict from before an invalidation does not survive it.
+func (c *probeCache) put(k probeKey, h Holder, began uint64, epoch *atomic.Uint64) {
+	if c.ttl <= 0 || epoch.Load() != began {
 		return
 	}
 	now := c.now()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.m[k] = probeEntry{h: h, expires: now.Add(c.ttl)}
 	// Sweep expired entries now and then, so locks that vanished do not
 	// accumulate; amortised over many puts it costs nothing per put.
@@ -75,6 +76,12 @@ func (c *probeCache) put(k probeKey, h Holder, began, current uint64) {
 				delete(c.m, k)
 			}
 		}
+	}
+	c.mu.Unlock()
+	if epoch.Load() != began {
+		c.mu.Lock()
+		delete(c.m, k)
+		c.mu.Unlock()
 	}
 }
 
@@ -177,12 +184,16 @@ func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
 }
 
 // store keeps s unless an invalidation happened since the scan that made it
-// began (epoch is the engine's count then, now its count at the store).
-func (c *dirCache) store(id string, s dirSnapshot, epoch, now uint64) {
-	if epoch != now {
+// began (see probeCache.put: store, then check, then undo).
+func (c *dirCache) store(id string, s dirSnapshot, began uint64, epoch *atomic.Uint64) {
+	if epoch.Load() != began {
 		return
 	}
-	c.m.Store(id, &s)
+	p := &s
+	c.m.Store(id, p)
+	if epoch.Load() != began {
+		c.m.CompareAndDelete(id, p)
+	}
 }
 
 func (c *dirCache) drop(id string) {
@@ -278,13 +289,16 @@ func (c *idsCache) lookup(dir fileID) ([]string, bool) {
 	return c.ids, true
 }
 
-func (c *idsCache) store(dir fileID, readAt time.Time, ids []string, epoch, now uint64) {
-	if epoch != now {
+func (c *idsCache) store(dir fileID, readAt time.Time, ids []string, began uint64, epoch *atomic.Uint64) {
+	if epoch.Load() != began {
 		return
 	}
 	c.mu.Lock()
 	c.dir, c.readAt, c.ids, c.ok = dir, readAt, ids, true
 	c.mu.Unlock()
+	if epoch.Load() != began {
+		c.drop()
+	}
 }
 
 func (c *idsCache) drop() {

@@ -55,6 +55,9 @@ type Engine struct {
 
 	flightMu sync.Mutex
 	flight   *listFlight // the List in progress, if any
+
+	watchMu    sync.Mutex
+	watchedDir fileID // the state dir's identity when SetWatched(true)
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
@@ -140,11 +143,49 @@ func (e *Engine) InvalidateAll() {
 // what makes a cached listing of 10,000 sessions cost milliseconds. A
 // watcher that cannot see everything (poll mode, a failed watch, an event
 // overflow it has not yet answered with InvalidateAll) must leave it off.
-// Turning it on or off drops every snapshot.
+//
+// Turning it on drops every snapshot first (they were taken without the
+// watcher's guarantee) and records which directory the state dir is: if the
+// path later names another directory (moved aside and recreated, a symlink
+// retargeted), the watcher's watches are on the old one, and the engine stops
+// trusting by itself at its next listing.
 func (e *Engine) SetWatched(on bool) {
-	if e.watched.Swap(on) != on {
-		e.InvalidateAll()
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if !on {
+		e.watched.Store(false)
+		return
 	}
+	if e.watched.Load() {
+		return
+	}
+	id, err := statID(e.dir)
+	if err != nil {
+		return // no state dir: nothing to trust yet
+	}
+	e.InvalidateAll()
+	e.watchedDir = id
+	e.watched.Store(true)
+}
+
+// checkWatchedDir drops trust when the state dir is no longer the directory
+// the watcher watches.
+func (e *Engine) checkWatchedDir() {
+	if !e.watched.Load() {
+		return
+	}
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if !e.watched.Load() {
+		return
+	}
+	id, err := statID(e.dir)
+	if err == nil && id.dev == e.watchedDir.dev && id.ino == e.watchedDir.ino {
+		return
+	}
+	e.log.Warn("the state directory is not the one being watched any more; listing without trusting snapshots", "dir", e.dir)
+	e.watched.Store(false)
+	e.InvalidateAll()
 }
 
 // Watched reports what SetWatched last set.

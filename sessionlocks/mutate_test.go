@@ -542,3 +542,52 @@ func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
 		t.Fatalf("kept %+v, want the holder judged hold-locked under the operation lock", res.Kept)
 	}
 }
+
+// TestWatchedTrustEndsWhenTheStateDirIsReplaced: a watcher's watches stay on
+// the directory they were added to. If the state dir path comes to name
+// another directory (moved aside and recreated, or a symlink retargeted),
+// the engine must stop trusting its snapshots on its own.
+func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"moved and recreated", "symlink retargeted"} {
+		t.Run(how, func(t *testing.T) {
+			root := t.TempDir()
+			real1, real2 := filepath.Join(root, "one"), filepath.Join(root, "two")
+			sd := filepath.Join(root, "session-state")
+			os.MkdirAll(real1, 0o700)
+			if how == "symlink retargeted" {
+				os.Symlink(real1, sd)
+			} else {
+				sd = real1
+			}
+			newSession(t, sd, "s")
+			e := newEngine(t, sd, settle)
+			e.SetWatched(true)
+			if !e.Watched() {
+				t.Fatal("not watched")
+			}
+			if ss, _ := e.List(ctx); len(ss) != 1 || ss[0].State != StateFree {
+				t.Fatalf("first listing: %+v", ss)
+			}
+			// The same session id, now locked, in another directory.
+			os.MkdirAll(real2, 0o700)
+			dir2 := newSession(t, real2, "s")
+			writeLock(t, dir2, deadPID(t), time.Now().Add(-time.Minute))
+			if how == "symlink retargeted" {
+				tmp := filepath.Join(root, "link.tmp")
+				os.Symlink(real2, tmp)
+				os.Rename(tmp, sd)
+			} else {
+				os.Rename(real1, filepath.Join(root, "one.bak"))
+				os.Rename(real2, real1)
+			}
+			ss, err := e.List(ctx)
+			if err != nil || len(ss) != 1 || ss[0].State != StateStale {
+				t.Fatalf("after the state dir was replaced the listing still served the old snapshot: %+v %v", ss, err)
+			}
+			if e.Watched() {
+				t.Fatal("the engine still trusts snapshots of a directory nobody watches")
+			}
+		})
+	}
+}

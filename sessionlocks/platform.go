@@ -18,6 +18,7 @@ import (
 //	unlockFile(f *os.File)
 //	terminate(pid int) error               ask a process to exit (SIGTERM)
 //	lstatID(path string) (fileID, error)   lstat, as a fileID
+//	statID(path string) (fileID, error)    stat (following links), as a fileID
 //	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
 
 // procState is whether a process exists.

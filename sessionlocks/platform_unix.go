@@ -198,3 +198,18 @@ func readRegular(path string, limit int64) ([]byte, fileID, error) {
 	}
 	return b, id, nil
 }
+
+// statID is stat (following symlinks), as a fileID.
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Stat(path, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		return statToID(&st), nil
+	}
+}

@@ -146,3 +146,11 @@ func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+func statID(path string) (fileID, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, err
+	}
+	return fileIDOf(fi), nil
+}

@@ -115,7 +115,9 @@ func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
 // are not sessions.
 func (e *Engine) sessionIDs() ([]string, error) {
 	epoch := e.epoch.Load()
-	dirID, err := lstatID(e.dir)
+	// stat, not lstat: a state dir reached through a symlink changes when
+	// its target does, not the link.
+	dirID, err := statID(e.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -149,7 +151,7 @@ func (e *Engine) sessionIDs() ([]string, error) {
 			ids = append(ids, name)
 		}
 	}
-	e.ids.store(dirID, now, ids, epoch, e.epoch.Load())
+	e.ids.store(dirID, now, ids, epoch, &e.epoch)
 	return ids, nil
 }
 
@@ -159,6 +161,7 @@ func (e *Engine) sessionIDs() ([]string, error) {
 const scanChunk = 32
 
 func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
+	e.checkWatchedDir()
 	res := make([]Session, len(ids))
 	found := make([]bool, len(ids))
 	errs := make([]error, len(ids))
@@ -273,7 +276,7 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 		// The holders' files are stat'ed afresh: their identity is part of
 		// the probe cache's key and what a removal checks against.
 		snap.refs = e.lockRefs(id, dir, snap.names)
-		e.dirs.store(id, snap, epoch, e.epoch.Load())
+		e.dirs.store(id, snap, epoch, &e.epoch)
 	}
 
 	*s = Session{ID: id, Dir: snap.path}
@@ -296,7 +299,7 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 			}
 		}
 		h := e.judge(r, e.now(), opLocked)
-		e.cache.put(k, h, epoch, e.epoch.Load())
+		e.cache.put(k, h, epoch, &e.epoch)
 		s.Holders = append(s.Holders, h)
 	}
 	summarise(s)

@@ -27,11 +27,14 @@ type loop struct {
 	anchor string            // the ancestor watched while the state dir is missing
 	dirMt  int64             // without fsnotify: the state dir's mtime at the last rescan
 
-	watched   map[string]bool                 // session ids whose directory fsnotify watches
-	unwatched int                             // notify mode: session dirs a watch could not be added to
-	mtimes    map[string]mtime                // poll mode: every session directory's mtime
-	ds        dirStat                         // poll mode: stats session dirs relative to the state dir
-	last      map[string]sessionlocks.Session // what was last delivered (or the baseline)
+	watched      map[string]bool                 // session ids whose directory fsnotify watches
+	unwatched    int                             // notify mode: session dirs a watch could not be added to
+	rescanFailed bool                            // the last full rescan could not read everything
+	dirID        identity                        // the state dir watched, as of the last rescan
+	identT       *time.Ticker                    // checks that the state dir is still dirID
+	mtimes       map[string]mtime                // poll mode: every session directory's mtime
+	ds           dirStat                         // poll mode: stats session dirs relative to the state dir
+	last         map[string]sessionlocks.Session // what was last delivered (or the baseline)
 
 	procs    map[int]*proc    // holder processes being watched, by pid
 	sessPIDs map[string][]int // session id -> pids in procs it references
@@ -99,6 +102,9 @@ func (l *loop) close() {
 	if l.fsw != nil {
 		l.fsw.Close()
 	}
+	if l.identT != nil {
+		l.identT.Stop()
+	}
 	for _, t := range []*time.Timer{l.debounceT, l.settleT, l.retryT} {
 		if t != nil {
 			t.Stop()
@@ -136,6 +142,9 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 		var pollC, exitC <-chan time.Time
 		if l.pollT != nil {
 			pollC = l.pollT.C
+		}
+		if l.identT == nil {
+			l.identT = time.NewTicker(time.Second)
 		}
 		if l.exitT != nil {
 			exitC = l.exitT.C
@@ -176,6 +185,8 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 			l.settleDue()
 		case <-pollC:
 			l.pollDirs()
+		case <-l.identT.C:
+			l.checkDirIdentity()
 		case <-exitC:
 			l.pollExits()
 		case <-l.retryC:
@@ -351,7 +362,25 @@ func (l *loop) invalidate(id string) {
 // every session dir watched. Then the engine may list from its snapshots
 // without a stat per session; otherwise it validates each one.
 func (l *loop) updateTrust() {
-	l.e.SetWatched(l.w.mode == ModeNotify && l.fsw != nil && l.dirOn && l.unwatched == 0 && !l.rescan)
+	l.e.SetWatched(l.w.mode == ModeNotify && l.fsw != nil && l.dirOn && l.unwatched == 0 && !l.rescan && !l.rescanFailed)
+}
+
+// identity is a directory's device and inode.
+type identity struct{ dev, ino uint64 }
+
+// checkDirIdentity notices, within a second, that the state dir path names
+// another directory than the one watched: inotify reports nothing when a
+// parent is moved or a symlink on the way is retargeted.
+func (l *loop) checkDirIdentity() {
+	if !l.dirOn || l.dirID == (identity{}) {
+		return
+	}
+	if id, ok := dirIdentity(l.dir); ok && id != l.dirID || !ok {
+		l.w.log.Info("the state directory was replaced; rescanning", "dir", l.dir)
+		l.e.InvalidateAll()
+		l.rescan = true
+		l.updateTrust()
+	}
 }
 
 func (l *loop) handleError(err error) {
@@ -581,7 +610,20 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	l.e.SetWatched(false)
 	l.e.InvalidateAll()
 	l.unwatched = 0
+	l.rescanFailed = false
 	defer l.updateTrust()
+	// A state dir that is another directory now (moved aside and
+	// recreated, a symlink retargeted): every session watch is on the old
+	// one, so none may count as watched.
+	if id, ok := dirIdentity(l.dir); ok && id != l.dirID {
+		if l.dirID != (identity{}) && l.fsw != nil {
+			for sid := range l.watched {
+				l.fsw.Remove(filepath.Join(l.dir, sid))
+			}
+			clear(l.watched)
+		}
+		l.dirID = id
+	}
 	l.armStateDir()
 	// Reopened on every rescan: the state dir may have been replaced.
 	l.ds.close()
@@ -593,6 +635,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 		ents, err := os.ReadDir(l.dir)
 		if err != nil {
 			l.w.log.Warn("reading the state directory failed", "dir", l.dir, "err", err)
+			l.rescanFailed = true
 		}
 		seen := map[string]bool{}
 		for _, de := range ents {
@@ -619,6 +662,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			return
 		}
 		l.w.log.Warn("full rescan failed; retrying", "err", err, "in", rescanRetry)
+		l.rescanFailed = true
 		l.retryFull = true
 		l.armRetry()
 		return

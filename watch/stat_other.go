@@ -38,3 +38,13 @@ func dirMtime(path string) (int64, bool) {
 // gone reports whether the state dir has been removed; without a descriptor
 // held open, the state dir's watch reports that by itself.
 func (d dirStat) gone() bool { return false }
+
+// dirIdentity has no inode to offer here: a directory that exists is taken
+// to be the one watched (the engine makes the same assumption).
+func dirIdentity(path string) (identity, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return identity{}, false
+	}
+	return identity{dev: 1}, true
+}

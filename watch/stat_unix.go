@@ -46,3 +46,13 @@ func (d dirStat) gone() bool {
 	var st unix.Stat_t
 	return unix.Fstat(d.fd, &st) != nil || st.Nlink == 0
 }
+
+// dirIdentity is the device and inode of the directory path names,
+// following symlinks.
+func dirIdentity(path string) (identity, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return identity{}, false
+	}
+	return identity{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+}

@@ -491,3 +491,60 @@ func TestEngineTrustFollowsTheWatcher(t *testing.T) {
 		})
 	}
 }
+
+// TestStateDirReplacedByACopy: a restore or sync tool moves the state dir
+// aside and renames a copy in. Watches on the old directories must not count
+// for the new ones: a lock then written in a session of the copy is seen
+// and pushed (in notify mode, where the engine otherwise trusts snapshots).
+func TestStateDirReplacedByACopy(t *testing.T) {
+	root := t.TempDir()
+	sd := filepath.Join(root, "session-state")
+	id := "0f8fad5b-d9cb-469f-a165-70867728950e"
+	os.MkdirAll(filepath.Join(sd, id), 0o700)
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e := sessionlocks.New(sessionlocks.Options{StateDir: sd, Logger: discard})
+	w, err := New(e, Options{Mode: ModeNotify, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := make(chan Change, 64)
+	go w.Run(ctx, func(c Change) { changes <- c })
+	for deadline := time.Now().Add(10 * time.Second); !w.Stats().Watching; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("watcher did not start")
+		}
+	}
+	e.List(ctx)
+
+	copyDir := filepath.Join(root, "copy")
+	os.MkdirAll(filepath.Join(copyDir, id), 0o700)
+	if err := os.Rename(sd, filepath.Join(root, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyDir, sd); err != nil {
+		t.Fatal(err)
+	}
+	// Let the watcher settle on the new directory, then lock the session.
+	time.Sleep(300 * time.Millisecond)
+	os.WriteFile(filepath.Join(sd, id, "inuse.4000001.lock"), []byte("4000001\n"), 0o644)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case c := <-changes:
+			for _, s := range c.Changed {
+				if s.ID == id && len(s.Holders) == 1 {
+					ss, err := e.List(ctx)
+					if err != nil || len(ss) != 1 || len(ss[0].Holders) != 1 {
+						t.Fatalf("notified, but a listing still misses the lock: %+v %v", ss, err)
+					}
+					return
+				}
+			}
+		case <-deadline:
+			ss, _ := e.List(ctx)
+			t.Fatalf("no notification for the lock in the replaced state dir; listing says %+v", ss)
+		}
+	}
+}

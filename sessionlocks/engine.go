@@ -58,6 +58,12 @@ type Engine struct {
 
 	watchMu    sync.Mutex
 	watchedDir fileID // the state dir's identity when SetWatched(true)
+
+	// boot0 is the boot instant as computed when the engine started. Start
+	// times are offsets from today's computation of it, lock mtimes were
+	// stamped by the wall clock of their day: a clock step in between moves
+	// one and not the other, by exactly how far the boot instant moved.
+	boot0 time.Time
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
@@ -93,7 +99,9 @@ func New(opts Options) *Engine {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	boot0, _ := bootTime()
 	return &Engine{
+		boot0:  boot0,
 		dir:    dir,
 		settle: opts.Settle,
 		log:    opts.Logger,
@@ -194,3 +202,25 @@ func (e *Engine) Watched() bool { return e.watched.Load() }
 // context is accepted by the scanning methods so that long scans can be
 // cancelled; it is checked between sessions.
 var _ context.Context
+
+// tolerance is how far a process may seem to have started after its lock
+// was written and still be its writer: the clock granularity, widened by any
+// wall-clock step seen since the engine started (NTP fixing a bad clock, a
+// VM catching up after its host slept), which shifts every computed start
+// time against the lock times written before it.
+func (e *Engine) tolerance() time.Duration {
+	t := startTolerance
+	if e.boot0.IsZero() {
+		return t
+	}
+	if b, err := bootTime(); err == nil {
+		d := b.Sub(e.boot0)
+		if d < 0 {
+			d = -d
+		}
+		if d > 10*time.Millisecond {
+			t += d
+		}
+	}
+	return t
+}

@@ -158,6 +158,9 @@ func startSleeper(t testing.TB) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Start returns once exec has begun; the kernel sets up the new
+	// command line a moment later.
+	waitFor(t, "sleep's command line", func() bool { return readProc(cmd.Process.Pid).argv != nil })
 	return cmd
 }
 

@@ -76,7 +76,8 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 
 	p := readProc(r.pid)
 	h.Process = processOf(p)
-	writerAlive := p.state == procAlive && !p.start.IsZero() && !p.start.After(h.LockWrittenAt.Add(startTolerance))
+	tol := e.tolerance()
+	writerAlive := p.state == procAlive && !p.start.IsZero() && !p.start.After(h.LockWrittenAt.Add(tol))
 	h.WriterVerified = writerAlive && isCopilotArgv(p.argv)
 
 	// Rule 1: the kernel lock on the .hold is the strongest evidence there
@@ -130,7 +131,7 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	}
 
 	// Rule 2.
-	if boot, err := bootTime(); err == nil && h.LockWrittenAt.Before(boot.Add(-startTolerance)) {
+	if boot, err := bootTime(); err == nil && h.LockWrittenAt.Before(boot.Add(-tol)) {
 		return set(Stale, ReasonPredatesBoot, "%s was written at %s, before the machine booted at %s.", name, stamp(h.LockWrittenAt), stamp(boot))
 	}
 
@@ -150,7 +151,7 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	}
 
 	// Rule 4.
-	if !p.start.IsZero() && p.start.After(h.LockWrittenAt.Add(startTolerance)) {
+	if !p.start.IsZero() && p.start.After(h.LockWrittenAt.Add(tol)) {
 		return set(Stale, ReasonPIDReused, "pid %d is now %s, started %s after the lock was written, so it is not the process that wrote it.", r.pid, describe(p), human(p.start.Sub(h.LockWrittenAt)))
 	}
 

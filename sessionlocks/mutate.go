@@ -279,7 +279,9 @@ func ancestors(pid int) map[int]bool {
 // it, a CLI opening this session waits and retries every ~27 ms.
 func (e *Engine) opLock(ctx context.Context, id string) (release func(), err error) {
 	dir := filepath.Join(e.dir, ".session-operation-locks")
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(dir, 0o700); err == nil {
+		ownLikeStateDir(dir, e.dir)
+	} else if !errors.Is(err, fs.ErrExist) {
 		return nil, &FileError{Op: "mkdir", Path: dir, Err: err}
 	}
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
@@ -289,9 +291,13 @@ func (e *Engine) opLock(ctx context.Context, id string) (release func(), err err
 		return nil, &FileError{Op: "open", Path: dir, Err: fmt.Errorf("not a directory: %w", err)}
 	}
 	path := filepath.Join(dir, id+".lock")
+	_, statErr := os.Lstat(path)
 	f, err := openLockFile(path)
 	if err != nil {
 		return nil, &FileError{Op: "open", Path: path, Err: err}
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		ownLikeStateDir(path, e.dir)
 	}
 	deadline := time.Now().Add(opLockWait)
 	for {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -589,5 +590,47 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 				t.Fatal("the engine still trusts snapshots of a directory nobody watches")
 			}
 		})
+	}
+}
+
+func TestClockStepWidensTheTolerance(t *testing.T) {
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	sl := startSleeper(t)
+	start := readProc(sl.Process.Pid).start
+	writeLock(t, dir, sl.Process.Pid, start.Add(-3*time.Second))
+	pastSettle()
+	e := newEngine(t, sd, settle)
+	if s := mustSession(t, e, "s"); s.Holders[0].Reason != ReasonPIDReused {
+		t.Fatalf("without a clock step: %s, want pid-reused", s.Holders[0].Reason)
+	}
+	// As if the wall clock had been stepped an hour forward since the
+	// engine started: start times now seem an hour later than the locks
+	// written before the step, so three seconds prove nothing.
+	e.boot0 = e.boot0.Add(-time.Hour)
+	if s := mustSession(t, e, "s"); s.Holders[0].Verdict == Stale {
+		t.Fatalf("after a clock step a 3 s margin still judged %s: %s", s.Holders[0].Reason, s.Holders[0].Detail)
+	}
+}
+
+func TestOperationLockOwnedByTheStateDirOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root creates files for another user")
+	}
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+	os.Chown(sd, 4242, 4242)
+	if _, err := newEngine(t, sd, settle).Reclaim(context.Background(), []string{"s"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(sd, ".session-operation-locks"), filepath.Join(sd, ".session-operation-locks", "s.lock")} {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4242 {
+			t.Errorf("%s is owned by uid %d, want the state dir's owner 4242", p, st.Uid)
+		}
 	}
 }

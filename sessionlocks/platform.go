@@ -19,6 +19,7 @@ import (
 //	terminate(pid int) error               ask a process to exit (SIGTERM)
 //	lstatID(path string) (fileID, error)   lstat, as a fileID
 //	statID(path string) (fileID, error)    stat (following links), as a fileID
+//	ownLikeStateDir(path, stateDir)        as root, give a file we created to the state dir's owner
 //	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
 
 // procState is whether a process exists.

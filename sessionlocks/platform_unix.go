@@ -213,3 +213,17 @@ func statID(path string) (fileID, error) {
 		return statToID(&st), nil
 	}
 }
+
+// ownLikeStateDir gives a file this process created in the CLI's state dir
+// to the state dir's owner, when this process is root: run by hand with sudo,
+// a root-owned operation-lock directory would stop the user's CLI from
+// opening any session.
+func ownLikeStateDir(path, stateDir string) {
+	if unix.Geteuid() != 0 {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Stat(stateDir, &st) == nil && st.Uid != 0 {
+		unix.Lchown(path, int(st.Uid), int(st.Gid))
+	}
+}

@@ -154,3 +154,7 @@ func statID(path string) (fileID, error) {
 	}
 	return fileIDOf(fi), nil
 }
+
+// ownLikeStateDir has nothing to do on Windows, where files inherit the
+// directory's access rules.
+func ownLikeStateDir(path, stateDir string) {}

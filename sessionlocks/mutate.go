@@ -20,8 +20,8 @@ const opLockWait = 500 * time.Millisecond
 // For each session it takes the CLI's own operation lock, so that no CLI can
 // open the session meanwhile, judges every holder afresh, and removes a file
 // only if it is still the very file judged stale. Live and unknown holders
-// are kept. With dryRun nothing is locked or removed; Reclaimed lists what
-// would go.
+// are kept. With dryRun nothing is removed; Reclaimed lists what would go
+// (the operation lock is taken only where a young .hold must be probed).
 func (e *Engine) Reclaim(ctx context.Context, ids []string, dryRun bool) (ReclaimResult, error) {
 	var res ReclaimResult
 	if len(ids) == 0 {
@@ -63,27 +63,19 @@ func (e *Engine) Reclaim(ctx context.Context, ids []string, dryRun bool) (Reclai
 
 func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *ReclaimResult) {
 	defer e.InvalidateSession(id)
-	if dryRun {
-		s, err := e.scanSession(id, false)
-		if err != nil || s == nil {
-			return
-		}
-		for _, h := range s.Holders {
-			if h.Verdict == Stale {
-				res.Reclaimed = append(res.Reclaimed, h)
-			} else {
-				res.Kept = append(res.Kept, h)
-			}
-		}
+	// Most sessions a reclaim visits have nothing stale: look first, and
+	// take the CLI's operation lock only when there is something to remove,
+	// or a young .hold that only a probe under that lock can judge.
+	s, err := e.scanSession(id, false)
+	if err != nil || s == nil {
 		return
 	}
-
-	// Most sessions a reclaim visits have nothing stale: look first, and
-	// take the CLI's operation lock only when there is something to remove.
-	if s, err := e.scanSession(id, false); err != nil || s == nil {
-		return
-	} else if !hasStale(s.Holders) && !hasUnprobedHold(s.Holders) {
+	if !hasStale(s.Holders) && !hasUnprobedHold(s.Holders) {
 		res.Kept = append(res.Kept, s.Holders...)
+		return
+	}
+	if dryRun && !hasUnprobedHold(s.Holders) {
+		classify(s.Holders, res)
 		return
 	}
 
@@ -92,21 +84,24 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	release, err := e.opLock(ctx, id)
 	if err != nil {
 		// Report the session's stale holders as not reclaimed, with why.
-		if s, serr := e.scanSession(id, false); serr == nil && s != nil {
-			for _, h := range s.Holders {
-				if h.Verdict == Stale {
-					res.Failed = append(res.Failed, ReclaimFailure{Holder: h, Err: err})
-				} else {
-					res.Kept = append(res.Kept, h)
-				}
+		for _, h := range s.Holders {
+			if h.Verdict == Stale {
+				res.Failed = append(res.Failed, ReclaimFailure{Holder: h, Err: err})
+			} else {
+				res.Kept = append(res.Kept, h)
 			}
 		}
 		return
 	}
 	defer release()
 
-	s, err := e.scanLocked(id)
-	if err != nil || s == nil {
+	if s, err = e.scanLocked(id); err != nil || s == nil {
+		return
+	}
+	if dryRun {
+		// The operation lock was taken only so that young .hold files
+		// could be probed: what a real reclaim would remove, nothing more.
+		classify(s.Holders, res)
 		return
 	}
 	for _, h := range s.Holders {
@@ -120,6 +115,17 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 		}
 		e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "reason", h.Reason)
 		res.Reclaimed = append(res.Reclaimed, h)
+	}
+}
+
+// classify is a dry run's answer: stale holders would be reclaimed.
+func classify(hs []Holder, res *ReclaimResult) {
+	for _, h := range hs {
+		if h.Verdict == Stale {
+			res.Reclaimed = append(res.Reclaimed, h)
+		} else {
+			res.Kept = append(res.Kept, h)
+		}
 	}
 }
 

@@ -448,6 +448,13 @@ func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
 	h := startHolder(t, sd, "young")
 	h.killAndReap()
 	e := newEngine(t, sd, time.Hour)
+	dry, err := e.Reclaim(context.Background(), []string{"young"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dry.Reclaimed) != 1 || !exists(dry.Reclaimed[0].LockFile) || !exists(dry.Reclaimed[0].HoldFile) {
+		t.Fatalf("a dry run must report what a reclaim would remove, and remove nothing: %+v", dry)
+	}
 	res, err := e.Reclaim(context.Background(), []string{"young"}, false)
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,10 @@ export function writeStaleLock(stateDir, id) {
   const dir = path.join(stateDir, id);
   fs.writeFileSync(path.join(dir, `inuse.${pid}.lock`), `${pid}\n`);
   fs.writeFileSync(path.join(dir, `inuse.${pid}.hold`), '');
+  // Left by a CLI that crashed a while ago: past the settle window, within
+  // which a lock with a .hold counts as opening whatever its pid says.
+  const crashed = new Date(Date.now() - 30_000);
+  for (const ext of ['lock', 'hold']) fs.utimesSync(path.join(dir, `inuse.${pid}.${ext}`), crashed, crashed);
   return { pid, lockFile: path.join(dir, `inuse.${pid}.lock`), holdFile: path.join(dir, `inuse.${pid}.hold`) };
 }
 

@@ -28,6 +28,9 @@ type ClientOptions struct {
 	OnNotification func(method string, params json.RawMessage)
 	// Trace, if set, sees every message body read (in) or written.
 	Trace func(in bool, body []byte)
+	// WrapPipes, if set, lets DialCommand's caller interpose on the child's
+	// stdout and stdin (the REPL's .trace shows the raw frames this way).
+	WrapPipes func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser)
 	// Logger receives warnings about unexpected input; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -253,7 +256,12 @@ func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	return NewClient(ReadWriteCloser(stdout, stdin), opts), nil
+	var r io.ReadCloser = stdout
+	var w io.WriteCloser = stdin
+	if opts.WrapPipes != nil {
+		r, w = opts.WrapPipes(stdout, stdin)
+	}
+	return NewClient(ReadWriteCloser(r, w), opts), nil
 }
 
 // ReadWriteCloser joins a reader and a writer into one stream; Close closes

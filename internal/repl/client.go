@@ -37,27 +37,19 @@ func startClient(argv []string, logw io.Writer, frames frameSink) (*client, erro
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = logw
 	Isolate(cmd)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	tapped := rpc.ReadWriteCloser(
-		readCloser{io.TeeReader(stdout, &frameTap{emit: func(h, b []byte) { frames(false, h, b) }}), stdout},
-		// The tap goes first, so that a request is shown before its reply can be.
-		writeCloser{io.MultiWriter(&frameTap{emit: func(h, b []byte) { frames(true, h, b) }}, stdin), stdin},
-	)
-	c := &client{cmd: cmd, exited: make(chan struct{})}
-	c.rpc = rpc.NewClient(tapped, rpc.ClientOptions{
+	rc, err := rpc.DialCommand(cmd, rpc.ClientOptions{
 		Framing: rpc.FramingHeader,
 		Logger:  slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		WrapPipes: func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser) {
+			return readCloser{io.TeeReader(stdout, &frameTap{emit: func(h, b []byte) { frames(false, h, b) }}), stdout},
+				// The tap goes first, so that a request is shown before its reply can be.
+				writeCloser{io.MultiWriter(&frameTap{emit: func(h, b []byte) { frames(true, h, b) }}, stdin), stdin}
+		},
 	})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	c := &client{cmd: cmd, exited: make(chan struct{}), rpc: rc}
 	go func() {
 		// Wait closes the stdout pipe, so it must come after the client has
 		// read everything the child wrote.

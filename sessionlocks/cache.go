@@ -150,19 +150,19 @@ func newDirCache() *dirCache {
 	return &dirCache{lastMeta: make(map[string]metadata)}
 }
 
-// peek returns the snapshot for id whatever the directory looks like now:
-// only for a watched engine, where every change drops the snapshot.
-func (c *dirCache) peek(id string) (dirSnapshot, bool) {
-	v, ok := c.m.Load(id)
-	if !ok {
-		return dirSnapshot{}, false
+// peekPtr returns the snapshot for id whatever the directory looks like
+// now (only a watched engine may use it as it is: every change drops it), or
+// nil. The snapshot must not be modified.
+func (c *dirCache) peekPtr(id string) *dirSnapshot {
+	if v, ok := c.m.Load(id); ok {
+		return v.(*dirSnapshot)
 	}
-	return *v.(*dirSnapshot), true
+	return nil
 }
 
 // prevMeta is the metadata last read for id, even if its snapshot was dropped.
 func (c *dirCache) prevMeta(id string) metadata {
-	if s, ok := c.peek(id); ok {
+	if s := c.peekPtr(id); s != nil {
 		return s.meta
 	}
 	c.mu.Lock()
@@ -170,26 +170,23 @@ func (c *dirCache) prevMeta(id string) metadata {
 	return c.lastMeta[id]
 }
 
-// lookup returns the snapshot for id if the directory is still dir and the
-// snapshot was taken safely after the directory's last change.
-func (c *dirCache) lookup(id string, dir fileID) (dirSnapshot, bool) {
-	s, ok := c.peek(id)
-	if !ok || s.dir != dir {
-		return dirSnapshot{}, false
+// valid returns the snapshot for id if the directory is still dir and the
+// snapshot was taken safely after the directory's last change; nil if not.
+// The snapshot must not be modified.
+func (c *dirCache) valid(id string, dir fileID) *dirSnapshot {
+	s := c.peekPtr(id)
+	if s == nil || s.dir != dir || s.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
+		return nil
 	}
-	if s.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
-		return dirSnapshot{}, false
-	}
-	return s, true
+	return s
 }
 
 // store keeps s unless an invalidation happened since the scan that made it
 // began (see probeCache.put: store, then check, then undo).
-func (c *dirCache) store(id string, s dirSnapshot, began uint64, epoch *atomic.Uint64) {
+func (c *dirCache) store(id string, p *dirSnapshot, began uint64, epoch *atomic.Uint64) {
 	if epoch.Load() != began {
 		return
 	}
-	p := &s
 	c.m.Store(id, p)
 	if epoch.Load() != began {
 		c.m.CompareAndDelete(id, p)

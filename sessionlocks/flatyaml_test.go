@@ -1,7 +1,10 @@
 package sessionlocks
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	yaml "go.yaml.in/yaml/v4"
 )
@@ -56,5 +59,29 @@ func checkFlat(t *testing.T, b []byte) {
 	slow.created, slow.updated = fast.created, fast.updated // derived later, not parsed
 	if fast != slow {
 		t.Fatalf("fast path differs from YAML on %q:\nfast %+v\nyaml %+v", b, fast, slow)
+	}
+}
+
+func TestSortSessions(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for n := range 40 {
+		ss := make([]Session, n)
+		for i := range ss {
+			// A fixed scramble with ties, so ids break some of them.
+			ss[i] = Session{ID: string(rune('a' + (i*7)%26)), UpdatedAt: base.Add(time.Duration((i*13)%9) * time.Hour)}
+		}
+		want := slices.Clone(ss)
+		slices.SortStableFunc(want, func(a, b Session) int {
+			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		got := sortSessions(ss)
+		for i := range got {
+			if got[i].ID != want[i].ID || !got[i].UpdatedAt.Equal(want[i].UpdatedAt) {
+				t.Fatalf("n=%d: position %d is %s@%v, want %s@%v", n, i, got[i].ID, got[i].UpdatedAt, want[i].ID, want[i].UpdatedAt)
+			}
+		}
 	}
 }

@@ -235,13 +235,17 @@ func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, erro
 func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool, err error) {
 	epoch := e.epoch.Load()
 	watched := cached && e.watched.Load()
-	now := e.now()
 
-	var snap dirSnapshot
+	// snap is read-only once stored: the watched path uses the stored
+	// snapshot itself rather than a copy (a listing of 10,000 copies spent
+	// its time in memmove).
+	var snap *dirSnapshot
 	if watched {
-		snap, ok = e.dirs.peek(id)
+		snap = e.dirs.peekPtr(id)
+		ok = snap != nil
 	}
 	if !ok {
+		now := e.now()
 		dir := filepath.Join(e.dir, id)
 		dirID, err := lstatID(dir)
 		if err != nil {
@@ -260,23 +264,39 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 		if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
 			return false, nil
 		}
+		var old *dirSnapshot
 		if cached {
-			snap, ok = e.dirs.lookup(id, dirID)
+			old = e.dirs.valid(id, dirID)
 		}
-		if !ok {
-			if snap, err = e.readSessionDir(dir, dirID, now, e.dirs.prevMeta(id)); err != nil {
-				return false, err
+		var refs []lockRef
+		metaDue := old != nil && now.Sub(old.metaAt) >= e.cache.ttl
+		if old != nil {
+			// The holders' files are stat'ed afresh: their identity is part
+			// of the probe cache's key and what a removal checks against.
+			refs = e.lockRefs(id, dir, old.names)
+		}
+		if old != nil && !metaDue && slices.Equal(refs, old.refs) {
+			snap = old // nothing changed: no copy, no store
+		} else {
+			var fresh dirSnapshot
+			if old != nil {
+				fresh = *old
+				if metaDue {
+					// Metadata is not evidence about locks, but it should not
+					// go stale for long: workspace.yaml may be rewritten in
+					// place, which leaves the directory's mtime alone.
+					e.refreshMeta(dir, &fresh, now)
+				}
+				fresh.refs = refs
+			} else {
+				if fresh, err = e.readSessionDir(dir, dirID, now, e.dirs.prevMeta(id)); err != nil {
+					return false, err
+				}
+				fresh.refs = e.lockRefs(id, dir, fresh.names)
 			}
-		} else if now.Sub(snap.metaAt) >= e.cache.ttl {
-			// Metadata is not evidence about locks, but it should not go
-			// stale for long: workspace.yaml may be rewritten in place,
-			// which leaves the directory's mtime alone.
-			e.refreshMeta(dir, &snap, now)
+			snap = &fresh
+			e.dirs.store(id, snap, epoch, &e.epoch)
 		}
-		// The holders' files are stat'ed afresh: their identity is part of
-		// the probe cache's key and what a removal checks against.
-		snap.refs = e.lockRefs(id, dir, snap.names)
-		e.dirs.store(id, snap, epoch, &e.epoch)
 	}
 
 	*s = Session{ID: id, Dir: snap.path}
@@ -420,23 +440,51 @@ func summarise(s *Session) {
 	s.Conflict = live > 1
 }
 
-// sortSessions orders sessions newest UpdatedAt first (then by id). It
-// sorts indices, not the sessions: a Session is a few hundred bytes, and
-// swapping 10,000 of them cost a listing more than everything else.
+// sortSessions orders sessions newest UpdatedAt first (then by id), in
+// place. It sorts indices, not the sessions, then applies the permutation by
+// following its cycles: a Session is a few hundred bytes, and swapping
+// 10,000 of them inside the sort, or copying them into a new slice, cost a
+// listing more than everything else.
 func sortSessions(ss []Session) []Session {
-	idx := make([]int32, len(ss))
-	for i := range idx {
-		idx[i] = int32(i)
+	// Compact keys: comparing through the sessions themselves chased
+	// 232-byte strides and cost more than the whole scan.
+	type key struct {
+		t int64 // UpdatedAt, Unix nanoseconds
+		i int32
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		if c := ss[b].UpdatedAt.Compare(ss[a].UpdatedAt); c != 0 {
+	keys := make([]key, len(ss))
+	for i := range ss {
+		keys[i] = key{ss[i].UpdatedAt.UnixNano(), int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(b.t, a.t); c != 0 {
 			return c
 		}
-		return cmp.Compare(ss[a].ID, ss[b].ID)
+		return cmp.Compare(ss[a.i].ID, ss[b.i].ID)
 	})
-	out := make([]Session, len(ss))
-	for i, j := range idx {
-		out[i] = ss[j]
+	idx := make([]int32, len(ss))
+	for i, k := range keys {
+		idx[i] = k.i
 	}
-	return out
+	// idx[i] is the session that belongs at i. Each cycle is moved round
+	// once, through one temporary; done positions are marked with -1.
+	for start := range idx {
+		if idx[start] < 0 || int(idx[start]) == start {
+			idx[start] = -1
+			continue
+		}
+		tmp := ss[start]
+		i := start
+		for {
+			j := int(idx[i])
+			idx[i] = -1
+			if j == start {
+				ss[i] = tmp
+				break
+			}
+			ss[i] = ss[j]
+			i = j
+		}
+	}
+	return ss
 }

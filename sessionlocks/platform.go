@@ -2,7 +2,6 @@ package sessionlocks
 
 import (
 	"errors"
-	"os"
 	"time"
 )
 
@@ -12,7 +11,6 @@ import (
 //	readProc(pid int) procInfo             what the kernel says about a pid
 //	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
 //	probeHold(path, want) holdProbe        whether someone holds the .hold file's lock
-//	fileIDOf(fi os.FileInfo) fileID        identity of a file for "is it still the one judged"
 //	removeInDir(dir, name, want) error     unlink a regular file only if it is still want
 //	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)
 //	unlockFile(f *os.File)
@@ -59,16 +57,6 @@ var errChanged = errors.New("file changed since it was judged; left alone")
 
 // errLockBusy means a non-blocking lock attempt found the lock held.
 var errLockBusy = errors.New("lock is held by another process")
-
-// fileTypeBits keeps only the type bits of a mode, the part of identity that
-// says "regular file" vs "FIFO".
-func fileTypeBits(m os.FileMode) uint32 {
-	t := uint32(m.Type())
-	if t == 0 {
-		return 1 // regular: non-zero so that fileID.exists() holds
-	}
-	return t
-}
 
 func isRegular(id fileID) bool { return id.mode == 1 }
 

@@ -5,18 +5,9 @@ package sessionlocks
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-func fileIDOf(fi os.FileInfo) fileID {
-	id := fileID{mtime: fi.ModTime().UnixNano(), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
-	}
-	return id
-}
 
 func statToID(st *unix.Stat_t) fileID {
 	id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size}

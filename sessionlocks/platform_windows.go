@@ -158,3 +158,13 @@ func statID(path string) (fileID, error) {
 // ownLikeStateDir has nothing to do on Windows, where files inherit the
 // directory's access rules.
 func ownLikeStateDir(path, stateDir string) {}
+
+// fileTypeBits keeps only the type bits of a mode, the part of identity that
+// says "regular file" vs "FIFO".
+func fileTypeBits(m os.FileMode) uint32 {
+	t := uint32(m.Type())
+	if t == 0 {
+		return 1 // regular: non-zero so that fileID.exists() holds
+	}
+	return t
+}

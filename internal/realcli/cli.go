@@ -95,9 +95,6 @@ type Proc struct {
 // Output is what the CLI has printed so far, stdout and stderr together.
 func (p *Proc) Output() string { return p.out.String() }
 
-// Done is closed when the process has exited and been reaped.
-func (p *Proc) Done() <-chan struct{} { return p.done }
-
 // Exited reports whether the process has exited, and how.
 func (p *Proc) Exited() (bool, *os.ProcessState) {
 	select {
@@ -200,18 +197,6 @@ func (e *Env) waitHolder(ctx context.Context, pid int, id string, exited func() 
 		case <-time.After(pollInterval):
 		}
 	}
-}
-
-// WaitGone waits until neither of h's files exists.
-func WaitGone(ctx context.Context, h Holder) error {
-	for h.Exists() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s or its .hold still exists: %w", h.Lock, ctx.Err())
-		case <-time.After(pollInterval):
-		}
-	}
-	return nil
 }
 
 // syncBuffer is a bytes.Buffer that exec's copier goroutine and the test can share.

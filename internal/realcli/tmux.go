@@ -73,9 +73,6 @@ func (t *Terminal) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// PID is the CLI's process id (the pane's process: tmux execs the command directly).
-func (t *Terminal) PID() int { return t.pid }
-
 // Screen returns the visible text of the pane, trailing blank lines trimmed.
 func (t *Terminal) Screen(ctx context.Context) (string, error) {
 	out, err := t.run(ctx, "capture-pane", "-p", "-J")

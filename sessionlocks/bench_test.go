@@ -31,8 +31,8 @@ func BenchmarkProbe(b *testing.B) {
 	for _, tc := range []struct{ name string }{{"hold"}, {"nohold"}, {"dead"}} {
 		s := mustSession(b, e, tc.name)
 		dir := filepath.Join(sd, tc.name)
-		snap, _ := e.readSessionDir(dir, fileID{}, time.Now(), metadata{})
-		refs := e.lockRefs(tc.name, dir, snap.names)
+		sd, _ := newDirReader(sd).read(dir, tc.name)
+		refs := e.lockRefs(tc.name, dir, sd.names)
 		if len(refs) != 1 {
 			b.Fatalf("%s: %d refs", tc.name, len(refs))
 		}

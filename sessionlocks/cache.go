@@ -131,6 +131,7 @@ type dirCache struct {
 	// workspace.yaml caught mid-rewrite right after an invalidation still
 	// has something to fall back on.
 	lastMeta map[string]metadata
+	nLast    atomic.Int64 // len(lastMeta), read without mu
 }
 
 const racyWindow = 2 * time.Second
@@ -160,10 +161,11 @@ func (c *dirCache) peekPtr(id string) *dirSnapshot {
 	return nil
 }
 
-// prevMeta is the metadata last read for id, even if its snapshot was dropped.
-func (c *dirCache) prevMeta(id string) metadata {
-	if s := c.peekPtr(id); s != nil {
-		return s.meta
+// droppedMeta is the metadata last read for id when its snapshot was
+// dropped.
+func (c *dirCache) droppedMeta(id string) metadata {
+	if c.nLast.Load() == 0 { // a cold scan: no mutex shared by every worker
+		return metadata{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -197,6 +199,7 @@ func (c *dirCache) drop(id string) {
 	if v, ok := c.m.LoadAndDelete(id); ok {
 		c.mu.Lock()
 		c.lastMeta[id] = v.(*dirSnapshot).meta
+		c.nLast.Store(int64(len(c.lastMeta)))
 		c.mu.Unlock()
 	}
 }
@@ -228,6 +231,7 @@ func (c *dirCache) prune(keep map[string]struct{}) {
 			delete(c.lastMeta, id)
 		}
 	}
+	c.nLast.Store(int64(len(c.lastMeta)))
 	c.mu.Unlock()
 }
 

@@ -103,23 +103,48 @@ func plainSafe(v string) bool {
 	if last := v[len(v)-1]; last == ' ' || last == '\t' || last == ':' {
 		return false
 	}
+	// One table lookup per byte: a cold scan runs this over every value of
+	// 10,000 files.
 	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < 0x20 || c >= 0x7f {
+		switch plainClass[v[i]] {
+		case plainOK:
+		case plainColon:
+			if i+1 < len(v) && (v[i+1] == ' ' || v[i+1] == '\t') {
+				return false
+			}
+		case plainHash:
+			if v[i-1] == ' ' || v[i-1] == '\t' {
+				return false
+			}
+		default:
+			// Control and non-ASCII bytes, and flow indicators: harmless
+			// in block context, but not worth the doubt.
 			return false
-		}
-		if c == ':' && i+1 < len(v) && (v[i+1] == ' ' || v[i+1] == '\t') {
-			return false
-		}
-		if c == '#' && (v[i-1] == ' ' || v[i-1] == '\t') {
-			return false
-		}
-		if c == ',' || c == '[' || c == ']' || c == '{' || c == '}' {
-			return false // harmless in block context, but not worth the doubt
 		}
 	}
 	return true
 }
+
+const (
+	plainOK = iota
+	plainColon
+	plainHash
+	plainBad
+)
+
+var plainClass = func() (t [256]uint8) {
+	for c := range t {
+		if c < 0x20 || c >= 0x7f {
+			t[c] = plainBad
+		}
+	}
+	for _, c := range ",[]{}" {
+		t[c] = plainBad
+	}
+	t[':'] = plainColon
+	t['#'] = plainHash
+	return t
+}()
 
 // yamlNonStrings are the plain scalars YAML resolves to null, a bool or a
 // special float, in any case.
@@ -129,9 +154,11 @@ var yamlNonStrings = []string{"~", "null", "true", "false", "yes", "no", "on", "
 // timestamp (which decodes into a string field as written): not null, bool,
 // or anything that parses as a number.
 func stringScalar(v string) bool {
-	for _, w := range yamlNonStrings {
-		if strings.EqualFold(v, w) {
-			return false
+	if len(v) <= 5 { // the longest of yamlNonStrings; most values are longer
+		for _, w := range yamlNonStrings {
+			if strings.EqualFold(v, w) {
+				return false
+			}
 		}
 	}
 	c := v[0]

@@ -28,19 +28,15 @@ type metadata struct {
 // few hundred bytes, and a runaway one must not cost a scan its memory.
 const maxWorkspaceYAML = 256 << 10
 
-// readMetadata parses a session's workspace.yaml. A missing, non-regular or
+// parseMetadata parses a session's workspace.yaml, read by the caller. A
 // malformed file gives empty metadata and an error the caller may log; the
-// session is listed either way.
-func readMetadata(path string) (metadata, fileID, error) {
-	b, id, err := readRegular(path, maxWorkspaceYAML)
-	if err != nil {
-		return metadata{}, id, err
-	}
+// session is listed either way. It keeps no reference to b.
+func parseMetadata(b []byte) (metadata, error) {
 	m, ok := parseFlat(b)
 	if !ok {
-		m = metadata{}
-		if err := yaml.Unmarshal(b, &m); err != nil {
-			return metadata{}, id, err
+		var err error
+		if m, err = parseYAML(b); err != nil {
+			return metadata{}, err
 		}
 	}
 	m.created = parseTime(m.CreatedAt)
@@ -48,7 +44,16 @@ func readMetadata(path string) (metadata, fileID, error) {
 	if m.Name == "" {
 		m.Name = m.Summary
 	}
-	return m, id, nil
+	return m, nil
+}
+
+// parseYAML is the general parser, for files parseFlat refuses. It is a
+// function of its own so that the metadata it decodes into escapes to the
+// heap here, not on the fast path.
+func parseYAML(b []byte) (metadata, error) {
+	var m metadata
+	err := yaml.Unmarshal(b, &m)
+	return m, err
 }
 
 func parseTime(s string) time.Time {

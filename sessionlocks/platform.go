@@ -19,6 +19,7 @@ import (
 //	statID(path string) (fileID, error)    stat (following links), as a fileID
 //	ownLikeStateDir(path, stateDir)        as root, give a file we created to the state dir's owner
 //	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
+//	dirReader                               reads session directories for one scan worker (readdir_*.go)
 
 // procState is whether a process exists.
 type procState int
@@ -51,6 +52,20 @@ type holdProbe struct {
 // errNotRegular is returned for lock files that are links, FIFOs, devices or
 // directories: they are never opened, and never deleted.
 var errNotRegular = errors.New("not a regular file")
+
+// errNotDir is returned for a session directory that is a symlink or not a
+// directory at all: it is not followed, and not a session.
+var errNotDir = errors.New("not a directory")
+
+// sessionDir is what a dirReader read of one session directory.
+type sessionDir struct {
+	id      fileID   // the directory, as it was before it was listed
+	names   []string // its inuse.* names
+	hasMeta bool     // it holds a workspace.yaml
+	meta    []byte   // workspace.yaml's bytes; valid until the reader's next read
+	metaID  fileID
+	metaErr error // workspace.yaml could not be read
+}
 
 // errChanged means a file was replaced or rewritten after it was judged.
 var errChanged = errors.New("file changed since it was judged; left alone")

@@ -161,6 +161,12 @@ func readRegular(path string, limit int64) ([]byte, fileID, error) {
 		return nil, fileID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
+	return readRegularFd(fd, path, limit, nil)
+}
+
+// readRegularFd is readRegular on an open descriptor, appending to b (which
+// it may reallocate).
+func readRegularFd(fd int, path string, limit int64, b []byte) ([]byte, fileID, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fileID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
@@ -169,7 +175,9 @@ func readRegular(path string, limit int64) ([]byte, fileID, error) {
 	if !isRegular(id) {
 		return nil, id, errNotRegular
 	}
-	b := make([]byte, 0, min(id.size+1, limit))
+	if int64(cap(b)) < min(id.size+1, limit) {
+		b = make([]byte, 0, min(id.size+1, limit))
+	}
 	for int64(len(b)) < limit {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]

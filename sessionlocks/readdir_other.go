@@ -2,26 +2,74 @@
 
 package sessionlocks
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
-// readLockNames lists a session directory's inuse.* names and says whether
-// it holds a workspace.yaml.
-func readLockNames(dir string) (names []string, hasMeta bool, err error) {
+// dirReader reads session directories by path. (Linux has a faster one
+// that works relative to open directory descriptors.)
+type dirReader struct{}
+
+func newDirReader(stateDir string) *dirReader { return &dirReader{} }
+
+func (r *dirReader) close() {}
+
+// stat is lstat of the session directory dir.
+func (r *dirReader) stat(dir, id string) (fileID, error) { return lstatID(dir) }
+
+// read lists the session directory dir: its identity, taken before the
+// listing so that a change during it shows as a newer mtime next time; its
+// inuse.* names; and workspace.yaml's bytes and identity. A symlink or
+// non-directory gives errNotDir: sessions are never followed through links.
+func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
+	if sd.id, err = lstatID(dir); err != nil {
+		return sd, err
+	}
+	if sd.id.mode != uint32(fs.ModeDir) {
+		return sd, errNotDir
+	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, false, err
+		return sd, err
 	}
 	defer f.Close()
 	all, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, false, err
+		return sd, err
 	}
 	for _, n := range all {
 		if _, _, ok := parseLockName(n); ok {
-			names = append(names, n)
+			sd.names = append(sd.names, n)
 		} else if n == "workspace.yaml" {
-			hasMeta = true
+			sd.hasMeta = true
 		}
 	}
-	return names, hasMeta, nil
+	if sd.hasMeta {
+		sd.meta, sd.metaID, sd.metaErr = readRegular(dir+string(os.PathSeparator)+"workspace.yaml", maxWorkspaceYAML)
+	}
+	return sd, nil
+}
+
+// readSessionIDs lists the names in the state dir that may be sessions:
+// valid ids of directories (or of entries of irregular type; the session
+// scan finds out).
+func readSessionIDs(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(ents))
+	for _, de := range ents {
+		name := de.Name()
+		if t := de.Type(); (t.IsDir() || t == fs.ModeIrregular) && name[0] != '.' && ValidateID(name) == nil {
+			ids = append(ids, name)
+		}
+	}
+	return ids, nil
 }

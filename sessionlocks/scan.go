@@ -128,28 +128,12 @@ func (e *Engine) sessionIDs() ([]string, error) {
 		return ids, nil
 	}
 	now := e.now()
-	f, err := os.Open(e.dir)
+	ids, err := readSessionIDs(e.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, &StateDirError{Path: e.dir, Err: err}
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, &StateDirError{Path: e.dir, Err: err}
-	}
-	ids := make([]string, 0, len(ents))
-	for _, de := range ents {
-		name := de.Name()
-		if name[0] == '.' || ValidateID(name) != nil {
-			continue
-		}
-		t := de.Type()
-		if t.IsDir() || t == fs.ModeIrregular { // unknown d_type: the session scan lstats anyway
-			ids = append(ids, name)
-		}
 	}
 	e.ids.store(dirID, now, ids, epoch, &e.epoch)
 	return ids, nil
@@ -172,6 +156,8 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			r := newDirReader(e.dir)
+			defer r.close()
 			// Work is handed out in chunks: one shared counter bumped per
 			// session bounced between cores more than the work it shared.
 			for {
@@ -180,7 +166,7 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 					return
 				}
 				for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
-					found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false)
+					found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false, r)
 				}
 			}
 		}()
@@ -223,7 +209,7 @@ func (e *Engine) scanLocked(id string) (*Session, error) { return e.scanSessionO
 
 func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, error) {
 	var s Session
-	ok, err := e.scanInto(&s, id, cached, opLocked)
+	ok, err := e.scanInto(&s, id, cached, opLocked, nil)
 	if !ok || err != nil {
 		return nil, err
 	}
@@ -232,7 +218,7 @@ func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, erro
 
 // scanInto is scanSession writing into s; ok is false when there is no
 // such session directory.
-func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool, err error) {
+func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirReader) (ok bool, err error) {
 	epoch := e.epoch.Load()
 	watched := cached && e.watched.Load()
 
@@ -245,28 +231,33 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 		ok = snap != nil
 	}
 	if !ok {
+		if r == nil {
+			r = newDirReader(e.dir)
+			defer r.close()
+		}
 		now := e.now()
-		dir := filepath.Join(e.dir, id)
-		dirID, err := lstatID(dir)
-		if err != nil {
-			// Blame the state dir when it is the state dir that is wrong (not
-			// a directory, unreadable), so that callers get one error for it.
-			if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-				return false, &StateDirError{Path: e.dir, Err: serr}
-			} else if serr == nil && !fi.IsDir() {
-				return false, &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+		dir := e.dir + string(os.PathSeparator) + id
+		var old *dirSnapshot
+		var sd sessionDir
+		read := false
+		last := e.dirs.peekPtr(id)
+		if cached && last != nil {
+			dirID, err := r.stat(dir, id)
+			if err != nil {
+				return e.sessionDirErr(dir, err)
 			}
-			if errors.Is(err, fs.ErrNotExist) {
+			if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
 				return false, nil
 			}
-			return false, &FileError{Op: "lstat", Path: dir, Err: err}
-		}
-		if dirID.mode != uint32(fs.ModeDir) { // a symlinked session directory is never followed
-			return false, nil
-		}
-		var old *dirSnapshot
-		if cached {
 			old = e.dirs.valid(id, dirID)
+		}
+		if old == nil {
+			// Nothing to validate: open and list the directory at once, its
+			// identity taken from the open descriptor (no separate lstat).
+			if sd, err = r.read(dir, id); err != nil {
+				return e.sessionDirErr(dir, err)
+			}
+			read = true
 		}
 		var refs []lockRef
 		metaDue := old != nil && now.Sub(old.metaAt) >= e.cache.ttl
@@ -279,7 +270,7 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 			snap = old // nothing changed: no copy, no store
 		} else {
 			var fresh dirSnapshot
-			if old != nil {
+			if !read {
 				fresh = *old
 				if metaDue {
 					// Metadata is not evidence about locks, but it should not
@@ -289,9 +280,13 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 				}
 				fresh.refs = refs
 			} else {
-				if fresh, err = e.readSessionDir(dir, dirID, now, e.dirs.prevMeta(id)); err != nil {
-					return false, err
+				prev := metadata{}
+				if last != nil {
+					prev = last.meta
+				} else {
+					prev = e.dirs.droppedMeta(id)
 				}
+				fresh = e.snapshotOf(dir, sd, now, prev)
 				fresh.refs = e.lockRefs(id, dir, fresh.names)
 			}
 			snap = &fresh
@@ -326,39 +321,59 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool) (ok bool
 	return true, nil
 }
 
-// readSessionDir lists a session directory afresh.
+// sessionDirErr turns an error reading the session directory dir into
+// scanInto's answer. The state dir is blamed when it is the state dir that
+// is wrong (not a directory, unreadable), so that callers get one error for
+// it; a session that vanished or is not a directory is no session.
+func (e *Engine) sessionDirErr(dir string, err error) (bool, error) {
+	if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+		return false, &StateDirError{Path: e.dir, Err: serr}
+	} else if serr == nil && !fi.IsDir() {
+		return false, &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+	}
+	if errors.Is(err, errNotDir) || errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, fileErr(err)
+}
+
+// snapshotOf makes the snapshot of a session directory just read.
 // prev is the metadata read last time, kept if workspace.yaml is caught
 // mid-rewrite.
-func (e *Engine) readSessionDir(dir string, dirID fileID, now time.Time, prev metadata) (dirSnapshot, error) {
-	snap := dirSnapshot{path: dir, dir: dirID, readAt: now, metaAt: now, meta: prev}
-	names, hasMeta, err := readLockNames(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return snap, nil
-		}
-		return snap, fileErr(err)
-	}
-	snap.names = names
+func (e *Engine) snapshotOf(dir string, sd sessionDir, now time.Time, prev metadata) dirSnapshot {
+	snap := dirSnapshot{path: dir, dir: sd.id, readAt: now, metaAt: now, meta: prev}
+	snap.names = sd.names
 	sort.Strings(snap.names)
-	if hasMeta {
-		e.refreshMeta(dir, &snap, now)
+	if sd.hasMeta {
+		e.applyMeta(&snap, dir, sd.meta, sd.metaID, sd.metaErr)
 	} else {
 		snap.meta = metadata{}
 	}
-	return snap, nil
+	return snap
 }
 
+// refreshMeta reads workspace.yaml again if it changed since snap read it.
 func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
 	snap.metaAt = now
-	path := filepath.Join(dir, "workspace.yaml")
+	path := dir + string(os.PathSeparator) + "workspace.yaml"
 	if snap.metaID.exists() {
 		if id, err := lstatID(path); err == nil && id == snap.metaID {
 			return
 		}
 	}
-	m, id, err := readMetadata(path)
+	b, id, err := readRegular(path, maxWorkspaceYAML)
+	e.applyMeta(snap, dir, b, id, err)
+}
+
+// applyMeta parses workspace.yaml's bytes b (read with identity id, or
+// failing with readErr) into snap.
+func (e *Engine) applyMeta(snap *dirSnapshot, dir string, b []byte, id fileID, readErr error) {
+	m, err := metadata{}, readErr
+	if err == nil {
+		m, err = parseMetadata(b)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		e.log.Debug("workspace.yaml unreadable", "path", path, "err", err)
+		e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", err)
 	}
 	if (err != nil && !errors.Is(err, fs.ErrNotExist) || id.exists() && id.size == 0) && snap.meta != (metadata{}) {
 		// Caught mid-rewrite (the CLI truncates and rewrites it in place):

@@ -148,6 +148,28 @@ type ListSessionsResult struct {
 	Total int `json:"total"`
 	// Sessions are the matching sessions, newest updatedAt first.
 	Sessions []Session `json:"sessions"`
+
+	// appendJSON, when set, appends the result's JSON, encoded from the
+	// server's reused per-session encodings (see sessionJSON); the fields
+	// above are then unset.
+	appendJSON func(dst []byte) ([]byte, error)
+}
+
+// selfEncoding is a result that appends its own JSON encoding to a buffer.
+type selfEncoding interface {
+	encoder() func(dst []byte) ([]byte, error)
+}
+
+func (r *ListSessionsResult) encoder() func(dst []byte) ([]byte, error) { return r.appendJSON }
+
+// MarshalJSON encodes with appendJSON when it is set, so that the result
+// encodes the same whoever encodes it.
+func (r *ListSessionsResult) MarshalJSON() ([]byte, error) {
+	if r.appendJSON != nil {
+		return r.appendJSON(nil)
+	}
+	type plain ListSessionsResult
+	return json.Marshal((*plain)(r))
 }
 
 // CanResumeParams are the parameters of canResume.

@@ -76,6 +76,7 @@ type Server struct {
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
+	sessions sessionJSON // listSessions' encodings, reused while unchanged
 }
 
 // NewServer returns a server; it serves nothing until Serve.
@@ -240,13 +241,22 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		}
 		return
 	}
-	var body []byte
-	if err == nil {
+	var body, msg []byte
+	var pooled *[]byte
+	if se, ok := result.(selfEncoding); ok && err == nil && se.encoder() != nil {
+		// Encoded straight into a reused buffer behind the envelope: a
+		// listSessions answer is large, asked for often, and allocating
+		// it afresh each time made work for the collector.
+		pooled = msgBufs.Get().(*[]byte)
+		if msg, err = appendResultWith(req.ID, (*pooled)[:0], se.encoder()); err != nil {
+			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
+		}
+		body = msg
+	} else if err == nil {
 		if body, err = json.Marshal(result); err != nil {
 			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
 		}
 	}
-	var msg []byte
 	if err != nil {
 		e := wireErr(ctx, err)
 		if e.Code == CodeInternalError {
@@ -255,12 +265,18 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
 		}
 		msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"})
-	} else {
+	} else if pooled == nil {
 		log.Debug("request answered", "bytes", len(body))
 		msg, err = appendResult(req.ID, body)
+	} else {
+		log.Debug("request answered", "bytes", len(msg))
 	}
 	if err == nil {
 		err = h.stream.writeFrame(msg)
+	}
+	if pooled != nil && cap(msg) <= maxPooledMsg {
+		*pooled = msg[:0]
+		msgBufs.Put(pooled)
 	}
 	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
 		log.Warn("sending the answer failed", "error", err)
@@ -296,18 +312,33 @@ type errorResponse struct {
 // twice more, which for a listSessions answer over thousands of sessions
 // costs more than building it.
 func appendResult(id jsonrpc2.ID, body []byte) ([]byte, error) {
+	return appendResultWith(id, make([]byte, 0, len(body)+60), func(dst []byte) ([]byte, error) {
+		return append(dst, body...), nil
+	})
+}
+
+// appendResultWith appends a result answer to msg, the result's JSON
+// written by appendBody.
+func appendResultWith(id jsonrpc2.ID, msg []byte, appendBody func([]byte) ([]byte, error)) ([]byte, error) {
 	idJSON, err := id.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	msg := make([]byte, 0, len(body)+len(idJSON)+40)
 	msg = append(msg, `{"id":`...)
 	msg = append(msg, idJSON...)
 	msg = append(msg, `,"result":`...)
-	msg = append(msg, body...)
+	if msg, err = appendBody(msg); err != nil {
+		return nil, err
+	}
 	msg = append(msg, `,"jsonrpc":"2.0"}`...)
 	return msg, nil
 }
+
+// msgBufs holds answer buffers for results that encode themselves; one
+// larger than maxPooledMsg is left to the collector.
+var msgBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledMsg = 16 << 20
 
 // call runs one method, turning a panic into -32603 so the server keeps going.
 func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
@@ -490,11 +521,15 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		sessions = kept
 	}
 	total := len(sessions)
+	whole := len(ids) == 0 && total == len(sessions) && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	return &ListSessionsResult{StateDir: s.engine.StateDir(), Total: total, Sessions: wireSessions(sessions)}, nil
+	stateDir := s.engine.StateDir()
+	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
+		return s.sessions.appendList(dst, stateDir, total, sessions, whole)
+	}}, nil
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {

@@ -20,5 +20,6 @@ func takeStdout() (*os.File, error) {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("dup2 stderr to stdout", err)
 	}
+	growPipe(fd)
 	return os.NewFile(uintptr(fd), "/dev/stdout (protocol)"), nil
 }

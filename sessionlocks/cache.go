@@ -131,6 +131,7 @@ type dirCache struct {
 	// workspace.yaml caught mid-rewrite right after an invalidation still
 	// has something to fall back on.
 	lastMeta map[string]metadata
+	n        atomic.Int64 // entries in m
 	nLast    atomic.Int64 // len(lastMeta), read without mu
 }
 
@@ -189,14 +190,19 @@ func (c *dirCache) store(id string, p *dirSnapshot, began uint64, epoch *atomic.
 	if epoch.Load() != began {
 		return
 	}
-	c.m.Store(id, p)
+	if _, loaded := c.m.Swap(id, p); !loaded {
+		c.n.Add(1)
+	}
 	if epoch.Load() != began {
-		c.m.CompareAndDelete(id, p)
+		if c.m.CompareAndDelete(id, p) {
+			c.n.Add(-1)
+		}
 	}
 }
 
 func (c *dirCache) drop(id string) {
 	if v, ok := c.m.LoadAndDelete(id); ok {
+		c.n.Add(-1)
 		c.mu.Lock()
 		c.lastMeta[id] = v.(*dirSnapshot).meta
 		c.nLast.Store(int64(len(c.lastMeta)))
@@ -211,17 +217,18 @@ func (c *dirCache) clear() {
 	})
 }
 
-func (c *dirCache) size() int {
-	n := 0
-	c.m.Range(func(_, _ any) bool { n++; return true })
-	return n
-}
+// size is how many snapshots are kept; a listing compares it with the
+// sessions it found to know whether to prune, so it is counted, not
+// ranged over.
+func (c *dirCache) size() int { return int(c.n.Load()) }
 
 // prune forgets sessions that are no longer in the state dir.
 func (c *dirCache) prune(keep map[string]struct{}) {
 	c.m.Range(func(k, _ any) bool {
 		if _, ok := keep[k.(string)]; !ok {
-			c.m.Delete(k)
+			if _, ok := c.m.LoadAndDelete(k); ok {
+				c.n.Add(-1)
+			}
 		}
 		return true
 	})

@@ -56,6 +56,11 @@ type Engine struct {
 	flightMu sync.Mutex
 	flight   *listFlight // the List in progress, if any
 
+	// order is the last listing's sessions in sorted order, and the id
+	// list (from the ids cache) they were the sorting of.
+	orderMu sync.Mutex
+	order   struct{ from, sorted []string }
+
 	watchMu    sync.Mutex
 	watchedDir fileID // the state dir's identity when SetWatched(true)
 

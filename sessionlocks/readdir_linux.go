@@ -18,22 +18,18 @@ import (
 // sessions is mostly these calls (measured: 27% less kernel time than
 // the same calls on absolute paths).
 type dirReader struct {
-	base  int // the state dir's descriptor, or -1: names are then full paths
-	dents []byte
-	meta  []byte
+	stateDir string
+	opened   bool
+	base     int // the state dir's descriptor, or -1: names are then full paths
+	dents    []byte
+	meta     []byte
 }
 
-// newDirReader opens stateDir for relative lookups. If it cannot, the
-// reader falls back to full paths, and the per-session calls report the
-// error the caller knows how to blame.
+// newDirReader returns a reader that opens stateDir for relative lookups
+// when first used. If it cannot, the reader falls back to full paths, and
+// the per-session calls report the error the caller knows how to blame.
 func newDirReader(stateDir string) *dirReader {
-	r := &dirReader{base: -1, dents: make([]byte, 8192), meta: make([]byte, 4096)}
-	if stateDir != "" {
-		if fd, err := openNoIntr(unix.AT_FDCWD, stateDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC); err == nil {
-			r.base = fd
-		}
-	}
-	return r
+	return &dirReader{stateDir: stateDir, base: -1}
 }
 
 func (r *dirReader) close() {
@@ -43,7 +39,18 @@ func (r *dirReader) close() {
 	}
 }
 
+// at opens the state dir on first use (a watched listing reads no
+// directory at all, and should not pay for opening one).
 func (r *dirReader) at(dir, id string) (int, string) {
+	if !r.opened {
+		r.opened = true
+		r.dents, r.meta = make([]byte, 8192), make([]byte, 4096)
+		if r.stateDir != "" {
+			if fd, err := openNoIntr(unix.AT_FDCWD, r.stateDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC); err == nil {
+				r.base = fd
+			}
+		}
+	}
 	if r.base >= 0 {
 		return r.base, id
 	}

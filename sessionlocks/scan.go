@@ -21,11 +21,13 @@ import (
 //
 // Concurrent calls share one scan when nothing was invalidated since it
 // began: at start-up the watcher's first snapshot and the IDE's first
-// listSessions would otherwise both read every directory cold. The sessions
-// returned are shared with other callers and must not be modified.
+// listSessions would otherwise both read every directory cold. The slice
+// is the caller's own (it may be reordered or filtered in place), but the
+// sessions' Holders are shared and must not be modified.
 func (e *Engine) List(ctx context.Context) ([]Session, error) {
 	e.flightMu.Lock()
 	if f := e.flight; f != nil && f.epoch == e.epoch.Load() {
+		f.followers++
 		e.flightMu.Unlock()
 		select {
 		case <-f.done:
@@ -44,24 +46,29 @@ func (e *Engine) List(ctx context.Context) ([]Session, error) {
 	e.flight = f
 	e.flightMu.Unlock()
 	f.res, f.err = e.list(ctx)
-	close(f.done)
 	e.flightMu.Lock()
 	if e.flight == f {
 		e.flight = nil
 	}
+	shared := f.followers > 0 // no one can join now
 	e.flightMu.Unlock()
+	close(f.done)
 	if f.err != nil {
 		return nil, f.err
+	}
+	if !shared {
+		return f.res, nil // no one else has it: no copy
 	}
 	return slices.Clone(f.res), nil
 }
 
 // listFlight is a List in progress that later callers may wait for.
 type listFlight struct {
-	done  chan struct{}
-	epoch uint64
-	res   []Session
-	err   error
+	done      chan struct{}
+	epoch     uint64
+	followers int // callers waiting for res; guarded by Engine.flightMu
+	res       []Session
+	err       error
 }
 
 func (e *Engine) list(ctx context.Context) ([]Session, error) {
@@ -69,7 +76,15 @@ func (e *Engine) list(ctx context.Context) ([]Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.scanMany(ctx, ids, true)
+	// Scanned in the order the last listing sorted them into, the sessions
+	// mostly come out sorted already, and sorting is then one pass.
+	order := ids
+	e.orderMu.Lock()
+	if len(ids) > 0 && len(e.order.from) == len(ids) && &e.order.from[0] == &ids[0] {
+		order = e.order.sorted
+	}
+	e.orderMu.Unlock()
+	out, err := e.scanMany(ctx, order, true)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +95,17 @@ func (e *Engine) list(ctx context.Context) ([]Session, error) {
 		}
 		e.dirs.prune(keep)
 	}
-	return sortSessions(out), nil
+	out = sortSessions(out)
+	if len(out) == len(ids) && len(ids) > 0 && !sameOrder(out, order) {
+		sorted := make([]string, len(out))
+		for i := range out {
+			sorted[i] = out[i].ID
+		}
+		e.orderMu.Lock()
+		e.order.from, e.order.sorted = ids, sorted
+		e.orderMu.Unlock()
+	}
+	return out, nil
 }
 
 // Sessions returns the named sessions in the order given, using the cache like
@@ -151,26 +176,32 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 	errs := make([]error, len(ids))
 	workers := min(runtime.GOMAXPROCS(0)*2, (len(ids)+scanChunk-1)/scanChunk)
 	var next atomic.Int64
+	work := func() {
+		r := newDirReader(e.dir)
+		defer r.close()
+		// Work is handed out in chunks: one shared counter bumped per
+		// session bounced between cores more than the work it shared.
+		for {
+			lo := int(next.Add(scanChunk) - scanChunk)
+			if lo >= len(ids) || ctx.Err() != nil {
+				return
+			}
+			for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
+				found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false, r)
+			}
+		}
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := newDirReader(e.dir)
-			defer r.close()
-			// Work is handed out in chunks: one shared counter bumped per
-			// session bounced between cores more than the work it shared.
-			for {
-				lo := int(next.Add(scanChunk) - scanChunk)
-				if lo >= len(ids) || ctx.Err() != nil {
-					return
-				}
-				for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
-					found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false, r)
-				}
-			}
+			work()
 		}()
 	}
+	// The caller works too: a watched listing is done in less time than
+	// it takes to wake a second thread.
+	work()
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -461,6 +492,9 @@ func summarise(s *Session) {
 // 10,000 of them inside the sort, or copying them into a new slice, cost a
 // listing more than everything else.
 func sortSessions(ss []Session) []Session {
+	if sessionsSorted(ss) {
+		return ss // scanned in last listing's order, and nothing moved
+	}
 	// Compact keys: comparing through the sessions themselves chased
 	// 232-byte strides and cost more than the whole scan.
 	type key struct {
@@ -502,4 +536,27 @@ func sortSessions(ss []Session) []Session {
 		}
 	}
 	return ss
+}
+
+func sessionsSorted(ss []Session) bool {
+	for i := 1; i < len(ss); i++ {
+		a, b := &ss[i-1], &ss[i]
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c > 0 || c == 0 && a.ID > b.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// sameOrder reports whether ss are the sessions named by ids, in order.
+func sameOrder(ss []Session, ids []string) bool {
+	if len(ss) != len(ids) {
+		return false
+	}
+	for i := range ss {
+		if ss[i].ID != ids[i] {
+			return false
+		}
+	}
+	return true
 }

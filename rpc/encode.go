@@ -1,0 +1,124 @@
+package rpc
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+)
+
+// sessionJSON keeps the wire encoding of every session listed last, and
+// reuses it while the session is unchanged: an IDE lists the same sessions
+// again and again, and encoding them (RFC 3339 times above all) was most of
+// the server's time for a warm listSessions. Whether a session changed is
+// decided on the engine's values, field by field (sameSession), which costs
+// a few comparisons where encoding costs a microsecond or more.
+type sessionJSON struct {
+	mu  sync.Mutex
+	m   map[string]*encodedSession
+	gen uint64 // counts appendList calls
+}
+
+type encodedSession struct {
+	src  sessionlocks.Session
+	json []byte // json.Marshal(wireSession(src)); never modified once stored
+	gen  uint64 // the last appendList that used it
+}
+
+// appendList appends the JSON of a ListSessionsResult for these sessions
+// to dst, byte for byte what json.Marshal of the struct gives (the tests
+// hold it to that). With all set, the sessions are the whole state dir and
+// entries for sessions not among them are forgotten.
+func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []sessionlocks.Session, all bool) ([]byte, error) {
+	dir, err := json.Marshal(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, `{"stateDir":`...)
+	dst = append(dst, dir...)
+	dst = append(dst, `,"total":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	dst = append(dst, `,"sessions":[`...)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*encodedSession, len(ss))
+	}
+	c.gen++
+	ents := make([]*encodedSession, len(ss))
+	size := 0
+	for i := range ss {
+		s := &ss[i]
+		e := c.m[s.ID]
+		if e == nil || !sameSession(&e.src, s) {
+			b, err := json.Marshal(wireSession(*s))
+			if err != nil {
+				return nil, err
+			}
+			// The holders are copied: the engine's slices are shared, and
+			// the comparison must be against what was encoded.
+			src := *s
+			src.Holders = append([]sessionlocks.Holder(nil), s.Holders...)
+			e = &encodedSession{src: src, json: b}
+			c.m[s.ID] = e
+		}
+		e.gen = c.gen
+		ents[i] = e
+		size += len(e.json) + 1
+	}
+	if all && len(c.m) > len(ss) {
+		for id, e := range c.m {
+			if e.gen != c.gen {
+				delete(c.m, id) // a session no longer in the state dir
+			}
+		}
+	}
+	// Grown once to size: doubling a buffer of megabytes step by step
+	// cost more than everything else here.
+	dst = slices.Grow(dst, size+2)
+	for i, e := range ents {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e.json...)
+	}
+	dst = append(dst, "]}"...)
+	return dst, nil
+}
+
+// sameSession reports whether a and b encode alike on the wire. Every field
+// wireSession reads must be compared here; TestSessionJSONSeesEveryField
+// changes each field of the engine's types in turn to keep it so.
+func sameSession(a, b *sessionlocks.Session) bool {
+	if a.ID != b.ID || a.Dir != b.Dir || a.Name != b.Name || a.CWD != b.CWD ||
+		a.Repository != b.Repository || a.Branch != b.Branch || a.ClientName != b.ClientName ||
+		!a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) ||
+		a.State != b.State || a.Conflict != b.Conflict || len(a.Holders) != len(b.Holders) {
+		return false
+	}
+	for i := range a.Holders {
+		if !sameHolder(&a.Holders[i], &b.Holders[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameHolder(a, b *sessionlocks.Holder) bool {
+	if a.SessionID != b.SessionID || a.PID != b.PID || a.LockFile != b.LockFile || a.HoldFile != b.HoldFile ||
+		a.Verdict != b.Verdict || a.Reason != b.Reason || a.Detail != b.Detail ||
+		!a.LockWrittenAt.Equal(b.LockWrittenAt) || !a.ProbedAt.Equal(b.ProbedAt) ||
+		a.Cached != b.Cached || a.WriterVerified != b.WriterVerified {
+		return false
+	}
+	if a.Process == b.Process {
+		return true
+	}
+	if a.Process == nil || b.Process == nil {
+		return false
+	}
+	return a.Process.StartedAt.Equal(b.Process.StartedAt) && a.Process.Command == b.Process.Command
+}

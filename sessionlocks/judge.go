@@ -16,15 +16,32 @@ type lockRef struct {
 	pid       int
 	lock      fileID // zero if there is no .lock (an orphan .hold)
 	hold      fileID // zero if there is no .hold
+	// keyPath is the probe cache's path: the .lock's, or the .hold's for an
+	// orphan hold. Made once with the ref, which a watched listing reuses,
+	// instead of joined afresh for every lookup.
+	keyPath string
 }
 
 func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.pid)) }
 func (r lockRef) holdPath() string { return filepath.Join(r.dir, holdFileName(r.pid)) }
 
+// withKeyPath sets keyPath from the files the ref names.
+func (r lockRef) withKeyPath() lockRef {
+	if r.lock.exists() {
+		r.keyPath = r.lockPath()
+	} else {
+		r.keyPath = r.holdPath()
+	}
+	return r
+}
+
 func (r lockRef) key() probeKey {
-	k := probeKey{path: r.lockPath(), mtime: r.lock.mtime, pid: r.pid, hold: r.hold}
+	if r.keyPath == "" {
+		r = r.withKeyPath()
+	}
+	k := probeKey{path: r.keyPath, mtime: r.lock.mtime, pid: r.pid, hold: r.hold}
 	if !r.lock.exists() {
-		k.path, k.mtime = r.holdPath(), r.hold.mtime
+		k.mtime = r.hold.mtime
 	}
 	return k
 }

@@ -455,7 +455,7 @@ func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
 		if r.hold.exists() && !isRegular(r.hold) {
 			r.hold = fileID{}
 		}
-		refs = append(refs, *r)
+		refs = append(refs, r.withKeyPath())
 	}
 	return refs
 }

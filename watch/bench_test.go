@@ -168,7 +168,7 @@ func BenchmarkPollLatency(b *testing.B) {
 	dir := b.TempDir()
 	const n = 1000
 	for i := range n {
-		mkSession(b, dir, sessionID(i), "idle")
+		age(b, mkSession(b, dir, sessionID(i), "idle"), i)
 	}
 	w, ch := benchWatcher(b, dir, ModePoll, DefaultPollInterval)
 	if st := w.Stats(); st.Dirs != 1 {
@@ -207,6 +207,7 @@ func BenchmarkIdle10k(b *testing.B) {
 		if i%100 == 0 {
 			os.WriteFile(filepath.Join(sd, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
 		}
+		age(b, sd, i)
 	}
 	for _, v := range []struct {
 		name string
@@ -234,6 +235,20 @@ func BenchmarkIdle10k(b *testing.B) {
 				stop()
 			}
 		})
+	}
+}
+
+// age gives session i's directory the mtime of a session last used up to
+// 30 days ago, as a real state dir's sessions mostly are (1% of them within
+// the hour).
+func age(b *testing.B, dir string, i int) {
+	d := time.Duration(i*7919%(30*24*60)) * time.Minute
+	if i%100 == 1 {
+		d = time.Duration(i%50) * time.Minute
+	}
+	t := time.Now().Add(-d)
+	if err := os.Chtimes(dir, t, t); err != nil {
+		b.Fatal(err)
 	}
 }
 

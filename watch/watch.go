@@ -81,6 +81,10 @@ const (
 	// beyond the cap are still found by mtime.
 	maxPollWatches = 8
 
+	// quietAge is how long a session directory must have been left alone
+	// for poll mode to stat it only every other interval.
+	quietAge = time.Hour
+
 	// recentMtime is how close to "now" a directory mtime may be and still
 	// hide a later change: file-system timestamps come from a coarse clock,
 	// so two changes a few milliseconds apart can leave the same mtime.

@@ -392,6 +392,30 @@ func TestWatchLimitFallsBackToPoll(t *testing.T) {
 	f.rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 }
 
+// Poll mode stats sessions left alone for over an hour only every other
+// tick, alternating halves; a lock written in either half is still found,
+// and so is one in a session used a minute ago.
+func TestPollFindsLocksInQuietSessions(t *testing.T) {
+	dir := t.TempDir()
+	ids := []string{sessionID(0x30), sessionID(0x31), sessionID(0x32)} // last digits even, odd: both halves
+	old, recent := time.Now().Add(-48*time.Hour), time.Now().Add(-time.Minute)
+	for i, id := range ids {
+		sd := mkSession(t, dir, id, "s")
+		at := old
+		if i == 2 {
+			at = recent
+		}
+		os.Chtimes(sd, at, at)
+	}
+	f := start(t, dir, fixtureOpts{mode: ModePoll})
+	f.waitStats(t, "only the state dir watched", func(s Stats) bool { return s.Dirs == f.stateWatches && s.Polled == 3 })
+	pid := strconv.Itoa(os.Getpid())
+	for _, id := range ids {
+		os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
+		f.rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
+	}
+}
+
 func TestSameSession(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	base := sessionlocks.Session{

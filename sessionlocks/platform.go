@@ -53,6 +53,10 @@ type holdProbe struct {
 // directories: they are never opened, and never deleted.
 var errNotRegular = errors.New("not a regular file")
 
+// idBatch is how many session ids the state dir's reader hands to the
+// scan at a time.
+const idBatch = 256
+
 // errNotDir is returned for a session directory that is a symlink or not a
 // directory at all: it is not followed, and not a session.
 var errNotDir = errors.New("not a directory")

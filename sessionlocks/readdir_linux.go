@@ -143,27 +143,31 @@ func (r *dirReader) readMeta(dirfd int, dir string) ([]byte, fileID, error) {
 	return b, id, err
 }
 
-// readSessionIDs lists the names in the state dir that may be sessions:
-// valid ids of directories (or of entries whose type the file system does
-// not tell; the session scan finds out). getdents64 read here allocates
-// nothing for the names it skips, and one string for each id.
-func readSessionIDs(dir string) ([]string, error) {
+// readSessionIDs lists the names in the state dir that may be sessions,
+// handing them to add in batches as they are read: valid ids of directories
+// (or of entries whose type the file system does not tell; the session scan
+// finds out). getdents64 read here allocates nothing for the names it
+// skips, and one string for each id. add may keep nothing of the slice.
+func readSessionIDs(dir string, add func([]string)) error {
 	fd, err := openNoIntr(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(fd)
-	var ids []string
-	buf := make([]byte, 64<<10)
-	err = eachDirent(fd, buf, func(name []byte, typ uint8) {
+	batch := make([]string, 0, idBatch)
+	err = eachDirent(fd, make([]byte, 64<<10), func(name []byte, typ uint8) {
 		if (typ == unix.DT_DIR || typ == unix.DT_UNKNOWN) && name[0] != '.' && validID(name) {
-			ids = append(ids, string(name))
+			if batch = append(batch, string(name)); len(batch) == idBatch {
+				add(batch)
+				batch = batch[:0]
+			}
 		}
 	})
 	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: dir, Err: err}
+		return &os.PathError{Op: "read", Path: dir, Err: err}
 	}
-	return ids, nil
+	add(batch)
+	return nil
 }
 
 // eachDirent calls fn with every name in the directory open at fd and its

@@ -3,6 +3,7 @@
 package sessionlocks
 
 import (
+	"io"
 	"io/fs"
 	"os"
 )
@@ -51,25 +52,30 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 	return sd, nil
 }
 
-// readSessionIDs lists the names in the state dir that may be sessions:
-// valid ids of directories (or of entries of irregular type; the session
-// scan finds out).
-func readSessionIDs(dir string) ([]string, error) {
+// readSessionIDs lists the names in the state dir that may be sessions,
+// handing them to add: valid ids of directories (or of entries of irregular
+// type; the session scan finds out). add may keep nothing of the slice.
+func readSessionIDs(dir string, add func([]string)) error {
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, 0, len(ents))
-	for _, de := range ents {
-		name := de.Name()
-		if t := de.Type(); (t.IsDir() || t == fs.ModeIrregular) && name[0] != '.' && ValidateID(name) == nil {
-			ids = append(ids, name)
+	for {
+		ents, err := f.ReadDir(idBatch)
+		batch := make([]string, 0, len(ents))
+		for _, de := range ents {
+			name := de.Name()
+			if t := de.Type(); (t.IsDir() || t == fs.ModeIrregular) && name[0] != '.' && ValidateID(name) == nil {
+				batch = append(batch, name)
+			}
+		}
+		add(batch)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
-	return ids, nil
 }

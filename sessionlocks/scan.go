@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -72,22 +71,39 @@ type listFlight struct {
 }
 
 func (e *Engine) list(ctx context.Context) ([]Session, error) {
-	ids, err := e.sessionIDs()
+	ids, ok, err := e.cachedSessionIDs()
 	if err != nil {
 		return nil, err
 	}
-	// Scanned in the order the last listing sorted them into, the sessions
-	// mostly come out sorted already, and sorting is then one pass.
-	order := ids
-	e.orderMu.Lock()
-	if len(ids) > 0 && len(e.order.from) == len(ids) && &e.order.from[0] == &ids[0] {
-		order = e.order.sorted
+	var feed *idFeed
+	if ok {
+		// Scanned in the order the last listing sorted them into, the
+		// sessions mostly come out sorted already, and sorting is then one
+		// pass.
+		order := ids
+		e.orderMu.Lock()
+		if len(ids) > 0 && len(e.order.from) == len(ids) && &e.order.from[0] == &ids[0] {
+			order = e.order.sorted
+		}
+		e.orderMu.Unlock()
+		feed = fullFeed(order)
+	} else {
+		// The state dir is read while the sessions already named are
+		// scanned: reading 10,000 names is milliseconds of one core.
+		feed = newIDFeed()
+		go func() { feed.finish(e.readSessionIDs(feed)) }()
 	}
-	e.orderMu.Unlock()
-	out, err := e.scanMany(ctx, order, true)
+	out, err := e.scanFeed(ctx, feed, true)
+	if !ok {
+		ids = feed.ids // complete: scanFeed returns only once the feed is finished
+	}
+	if err == nil {
+		err = feed.err
+	}
 	if err != nil {
 		return nil, err
 	}
+	order := feed.ids
 	if len(out) != e.dirs.size() {
 		keep := make(map[string]struct{}, len(ids))
 		for _, id := range ids {
@@ -135,33 +151,46 @@ func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
 	return *s, nil
 }
 
-// sessionIDs lists the state dir's session directories. Entries that are
-// not valid ids (".session-operation-locks", stray files) or are symlinks
-// are not sessions.
-func (e *Engine) sessionIDs() ([]string, error) {
-	epoch := e.epoch.Load()
+// cachedSessionIDs returns the state dir's session ids if the ids cache
+// still holds them (ok); a missing state dir is no sessions.
+func (e *Engine) cachedSessionIDs() (ids []string, ok bool, err error) {
 	// stat, not lstat: a state dir reached through a symlink changes when
 	// its target does, not the link.
 	dirID, err := statID(e.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, true, nil
 		}
-		return nil, &StateDirError{Path: e.dir, Err: err}
+		return nil, false, &StateDirError{Path: e.dir, Err: err}
 	}
-	if ids, ok := e.ids.lookup(dirID); ok {
-		return ids, nil
-	}
-	now := e.now()
-	ids, err := readSessionIDs(e.dir)
+	ids, ok = e.ids.lookup(dirID)
+	return ids, ok, nil
+}
+
+// readSessionIDs lists the state dir's session directories into feed as
+// they are read, and keeps the whole list in the ids cache. Entries that
+// are not valid ids (".session-operation-locks", stray files) or are
+// symlinks are not sessions.
+func (e *Engine) readSessionIDs(feed *idFeed) error {
+	epoch := e.epoch.Load()
+	dirID, err := statID(e.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil
 		}
-		return nil, &StateDirError{Path: e.dir, Err: err}
+		return &StateDirError{Path: e.dir, Err: err}
 	}
-	e.ids.store(dirID, now, ids, epoch, &e.epoch)
-	return ids, nil
+	now := e.now()
+	if err := readSessionIDs(e.dir, feed.add); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return &StateDirError{Path: e.dir, Err: err}
+	}
+	// The feed's own slice, so that the next listing knows these ids for
+	// the ones this listing sorted (see list).
+	e.ids.store(dirID, now, feed.all(), epoch, &e.epoch)
+	return nil
 }
 
 // scanMany scans sessions in parallel: cold scans spend their time in
@@ -170,24 +199,37 @@ func (e *Engine) sessionIDs() ([]string, error) {
 const scanChunk = 32
 
 func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
+	return e.scanFeed(ctx, fullFeed(ids), all)
+}
+
+// scanFeed is scanMany over ids that may still be arriving. It returns
+// once the feed is finished (or ctx is done and the feed too).
+func (e *Engine) scanFeed(ctx context.Context, feed *idFeed, all bool) ([]Session, error) {
 	e.checkWatchedDir()
-	res := make([]Session, len(ids))
-	found := make([]bool, len(ids))
-	errs := make([]error, len(ids))
-	workers := min(runtime.GOMAXPROCS(0)*2, (len(ids)+scanChunk-1)/scanChunk)
-	var next atomic.Int64
+	workers := runtime.GOMAXPROCS(0) * 2
+	if feed.finished() {
+		workers = min(workers, (len(feed.ids)+scanChunk-1)/scanChunk)
+	}
 	work := func() {
 		r := newDirReader(e.dir)
 		defer r.close()
 		// Work is handed out in chunks: one shared counter bumped per
 		// session bounced between cores more than the work it shared.
 		for {
-			lo := int(next.Add(scanChunk) - scanChunk)
-			if lo >= len(ids) || ctx.Err() != nil {
+			c := feed.take()
+			if c == nil {
 				return
 			}
-			for i := lo; i < min(lo+scanChunk, len(ids)); i++ {
-				found[i], errs[i] = e.scanInto(&res[i], ids[i], true, false, r)
+			if ctx.Err() != nil {
+				continue // drain, so that the feed's reader is not left waiting
+			}
+			if c.res == nil {
+				c.res = make([]Session, len(c.ids))
+				c.found = make([]bool, len(c.ids))
+				c.errs = make([]error, len(c.ids))
+			}
+			for i, id := range c.ids {
+				c.found[i], c.errs[i] = e.scanInto(&c.res[i], id, true, false, r)
 			}
 		}
 	}
@@ -206,25 +248,123 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n := 0
-	for i := range res {
-		if errs[i] != nil {
-			if all && !errors.Is(errs[i], ErrStateDir) {
-				e.log.Debug("session skipped", "id", ids[i], "err", errs[i])
-				continue
-			}
-			return nil, errs[i]
-		}
-		if !found[i] {
-			if all {
-				continue
-			}
-			return nil, &NotFoundError{ID: ids[i], Dir: e.dir}
-		}
-		res[n] = res[i]
-		n++
+	res := feed.res[:0] // compacted in place when the feed had room for every result
+	if res == nil {
+		res = make([]Session, 0, len(feed.ids))
 	}
-	return res[:n], nil
+	for _, c := range feed.chunks {
+		for i := range c.res {
+			if c.errs[i] != nil {
+				if all && !errors.Is(c.errs[i], ErrStateDir) {
+					e.log.Debug("session skipped", "id", c.ids[i], "err", c.errs[i])
+					continue
+				}
+				return nil, c.errs[i]
+			}
+			if !c.found[i] {
+				if all {
+					continue
+				}
+				return nil, &NotFoundError{ID: c.ids[i], Dir: e.dir}
+			}
+			res = append(res, c.res[i])
+		}
+	}
+	return res, nil
+}
+
+// idFeed hands session ids to scan workers in chunks, in order, while they
+// may still be being read from the state dir.
+type idFeed struct {
+	// res, found and errs hold every chunk's results, when the ids were
+	// known from the start (one allocation each, not three per chunk).
+	res   []Session
+	found []bool
+	errs  []error
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	ids    []string // every id added so far; complete once done
+	chunks []*idChunk
+	taken  int // ids handed out
+	done   bool
+	err    error // why reading the ids failed; set with done
+}
+
+// idChunk is a run of ids one worker scans, and what it found.
+type idChunk struct {
+	ids   []string
+	res   []Session
+	found []bool
+	errs  []error
+}
+
+func newIDFeed() *idFeed {
+	f := &idFeed{}
+	f.cond.L = &f.mu
+	return f
+}
+
+// fullFeed is a finished feed of ids.
+func fullFeed(ids []string) *idFeed {
+	f := newIDFeed()
+	f.ids, f.done = ids, true
+	f.res, f.found, f.errs = make([]Session, len(ids)), make([]bool, len(ids)), make([]error, len(ids))
+	return f
+}
+
+func (f *idFeed) add(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.ids = append(f.ids, ids...)
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+func (f *idFeed) finish(err error) {
+	f.mu.Lock()
+	f.done, f.err = true, err
+	f.mu.Unlock()
+	f.cond.Broadcast()
+}
+
+// all is every id added so far.
+func (f *idFeed) all() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ids
+}
+
+func (f *idFeed) finished() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.done
+}
+
+// take returns the next chunk to scan, waiting for ids to arrive; nil when
+// every id has been handed out and no more will come.
+func (f *idFeed) take() *idChunk {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		if n := len(f.ids) - f.taken; n >= scanChunk || n > 0 && f.done {
+			n = min(n, scanChunk)
+			lo, hi := f.taken, f.taken+n
+			c := &idChunk{ids: f.ids[lo:hi:hi]}
+			if f.res != nil {
+				c.res, c.found, c.errs = f.res[lo:hi:hi], f.found[lo:hi:hi], f.errs[lo:hi:hi]
+			}
+			f.taken = hi
+			f.chunks = append(f.chunks, c)
+			return c
+		}
+		if f.done {
+			return nil
+		}
+		f.cond.Wait()
+	}
 }
 
 // scanSession reads one session directory and judges its holders. It

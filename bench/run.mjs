@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoBench, runGoBench } from './lib/gobench.mjs';
 import { cleanup, installCleanup, kill, killAndWait, removeDir, tempDir } from './lib/procs.mjs';
-import { BINARY, CLIENT, cpuTicks, procUsage, Sidecar } from './lib/sidecar.mjs';
+import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar } from './lib/sidecar.mjs';
 import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
 import { median, now, quantile, sleep } from './lib/stats.mjs';
 import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
@@ -294,10 +294,10 @@ async function footprint(sd, count) {
     try {
       await side.request('listSessions', {});
       await sleep(1500);
-      const t0 = cpuTicks(side.pid);
+      const t0 = cpuSeconds(side.pid);
       const w0 = now();
       await sleep(quick ? 2000 : 4000);
-      const cpuPct = ((cpuTicks(side.pid) - t0) / 100 / ((now() - w0) / 1000)) * 100;
+      const cpuPct = ((cpuSeconds(side.pid) - t0) / ((now() - w0) / 1000)) * 100;
       const { rss, fds } = procUsage(side.pid);
       const status = (await side.request('status')).result;
       R.footprint.push({ count, mode, rss, fds, cpuPct, watching: status?.watching ?? null });

@@ -256,7 +256,7 @@ export function render(R) {
       md.push('Spawn times run from just before the client spawns the binary to the answer of its first `status` (which the');
       md.push('client sends at once), and to the answer of the `listSessions` that follows' + (R.startup?.mix ? ` (${describeMix(R.startup.mix)})` : '') + '. Idle figures: the server has');
       md.push('answered one `listSessions`, then sits 1.5 s; RSS is VmRSS and descriptors are the entries of /proc/<pid>/fd after');
-      md.push('a further idle window over which CPU is utime + stime.');
+      md.push('a further idle window over which CPU is the run time of all its threads (schedstat, in nanoseconds).');
     }
     const f1 = (R.footprint ?? []).filter((f) => f.count === 1000);
     if (f1.length) goals.push(['idle RSS <= 20 MiB with 1,000 sessions (issue 3)', f1.map((f) => `${fmtBytes(f.rss)} (${f.mode})`).join(', '), f1.every((f) => f.rss <= 20 * 2 ** 20)]);

@@ -56,6 +56,9 @@ type Engine struct {
 	flightMu sync.Mutex
 	flight   *listFlight // the List in progress, if any
 
+	// lastList is the last listing, while it may stand for the next one.
+	lastList atomic.Pointer[listCache]
+
 	// order is the last listing's sessions in sorted order, and the id
 	// list (from the ids cache) they were the sorting of.
 	orderMu sync.Mutex

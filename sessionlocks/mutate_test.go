@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -410,6 +411,43 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	newSession(t, sd, "t")
 	if ss, _ := e.List(ctx); len(ss) != 2 {
 		t.Fatalf("unwatched, a new session must be found by the state dir's mtime: %d sessions", len(ss))
+	}
+}
+
+// TestWatchedListingEndsWithItsVerdicts: a watched engine answers a repeated
+// listing from the last one, but only while every verdict in it would still
+// come from the probe cache. A holder killed without any file event (the
+// watcher's exit event is not delivered here) is seen once its verdict's
+// TTL has passed, as it would be without the kept listing.
+func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	newSession(t, sd, "s")
+	h := startHolder(t, sd, "s")
+	var skew atomic.Int64
+	e := New(Options{StateDir: sd, Settle: 50 * time.Millisecond, CacheTTL: 3 * time.Second, Logger: quiet,
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	e.SetWatched(true)
+	time.Sleep(100 * time.Millisecond) // past the settle window
+	for i := range 3 {
+		ss, err := e.List(ctx)
+		if err != nil || ss[0].State != StateInUse {
+			t.Fatalf("listing %d: %v %+v", i, err, ss)
+		}
+		if i > 0 && !ss[0].Holders[0].Cached {
+			t.Fatalf("listing %d re-probed a verdict that was cached", i)
+		}
+	}
+	if e.lastList.Load() == nil {
+		t.Fatal("a repeated watched listing was not kept: this test exercises nothing")
+	}
+	h.killAndReap()
+	if ss, _ := e.List(ctx); ss[0].State != StateInUse {
+		t.Logf("the verdict was re-probed early (%s); fine, but the kept listing went unexercised", ss[0].State)
+	}
+	skew.Store(int64(4 * time.Second))
+	if ss, _ := e.List(ctx); ss[0].State != StateStale {
+		t.Fatalf("past the verdict's TTL the kept listing still says %s for a dead holder", ss[0].State)
 	}
 }
 

@@ -71,6 +71,11 @@ type listFlight struct {
 }
 
 func (e *Engine) list(ctx context.Context) ([]Session, error) {
+	e.checkWatchedDir()
+	began := e.epoch.Load()
+	if out, ok := e.cachedList(began); ok {
+		return out, nil
+	}
 	ids, ok, err := e.cachedSessionIDs()
 	if err != nil {
 		return nil, err
@@ -121,7 +126,62 @@ func (e *Engine) list(ctx context.Context) ([]Session, error) {
 		e.order.from, e.order.sorted = ids, sorted
 		e.orderMu.Unlock()
 	}
+	e.keepList(out, began)
 	return out, nil
+}
+
+// listCache is a whole listing, kept while a watcher vouches for every
+// directory (see SetWatched) and every verdict in it is still in the probe
+// cache: a listing made again then would be the same, holder for holder,
+// so it is not made again. What it saves is small per session but adds up:
+// the IDE lists every session often, and most of the time nothing changed.
+type listCache struct {
+	epoch    uint64
+	expires  time.Time // when the first of its verdicts leaves the probe cache
+	sessions []Session
+	holders  int
+}
+
+// cachedList returns a copy of the kept listing if no invalidation came
+// since it was made (the epoch is began), the engine still trusts its
+// watcher, and none of its verdicts has expired.
+func (e *Engine) cachedList(began uint64) ([]Session, bool) {
+	lc := e.lastList.Load()
+	if lc == nil || lc.epoch != began || !e.watched.Load() || !e.now().Before(lc.expires) {
+		return nil, false
+	}
+	e.cache.hits.Add(uint64(lc.holders)) // as if each verdict had been looked up
+	return slices.Clone(lc.sessions), true
+}
+
+// keepList keeps out for cachedList if it may stand for the next listing:
+// made while watched, with no invalidation during it (began), and every
+// verdict in it taken from the probe cache (a fresh one says Cached false,
+// which the next listing would say true).
+func (e *Engine) keepList(out []Session, began uint64) {
+	if !e.watched.Load() || e.cache.ttl <= 0 {
+		e.lastList.Store(nil)
+		return
+	}
+	lc := &listCache{epoch: began, sessions: slices.Clone(out), expires: e.now().Add(e.cache.ttl)}
+	for i := range out {
+		for _, h := range out[i].Holders {
+			if !h.Cached {
+				e.lastList.Store(nil)
+				return
+			}
+			// A verdict stays in the probe cache ttl after it was stored,
+			// which is no earlier than it was probed.
+			if exp := h.ProbedAt.Add(e.cache.ttl); exp.Before(lc.expires) {
+				lc.expires = exp
+			}
+			lc.holders++
+		}
+	}
+	if e.epoch.Load() != began {
+		return
+	}
+	e.lastList.Store(lc)
 }
 
 // Sessions returns the named sessions in the order given, using the cache like

@@ -2,6 +2,8 @@ package rpc
 
 import (
 	"encoding/json"
+	"errors"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -49,24 +51,23 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 	}
 	c.gen++
 	ents := make([]*encodedSession, len(ss))
-	size := 0
+	var miss []int
 	for i := range ss {
-		s := &ss[i]
-		e := c.m[s.ID]
-		if e == nil || !sameSession(&e.src, s) {
-			b, err := json.Marshal(wireSession(*s))
-			if err != nil {
-				return nil, err
-			}
-			// The holders are copied: the engine's slices are shared, and
-			// the comparison must be against what was encoded.
-			src := *s
-			src.Holders = append([]sessionlocks.Holder(nil), s.Holders...)
-			e = &encodedSession{src: src, json: b}
-			c.m[s.ID] = e
+		if e := c.m[ss[i].ID]; e != nil && sameSession(&e.src, &ss[i]) {
+			ents[i] = e
+		} else {
+			miss = append(miss, i)
+		}
+	}
+	if err := encodeSessions(ss, miss, ents); err != nil {
+		return nil, err
+	}
+	size := 0
+	for i, e := range ents {
+		if e.gen == 0 {
+			c.m[ss[i].ID] = e // new
 		}
 		e.gen = c.gen
-		ents[i] = e
 		size += len(e.json) + 1
 	}
 	if all && len(c.m) > len(ss) {
@@ -87,6 +88,40 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 	}
 	dst = append(dst, "]}"...)
 	return dst, nil
+}
+
+// encodeSessions encodes ss[i] into ents[i] for each i in miss, spread over
+// the cores when there are many: the first listing after start encodes
+// every session, and that was an eighth of its time.
+func encodeSessions(ss []sessionlocks.Session, miss []int, ents []*encodedSession) error {
+	workers := min(runtime.GOMAXPROCS(0), (len(miss)+127)/128)
+	errs := make([]error, max(workers, 1))
+	encode := func(w int) {
+		for k := w; k < len(miss); k += max(workers, 1) {
+			i := miss[k]
+			b, err := json.Marshal(wireSession(ss[i]))
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			// The holders are copied: the engine's slices are shared, and
+			// the comparison must be against what was encoded.
+			src := ss[i]
+			src.Holders = append([]sessionlocks.Holder(nil), ss[i].Holders...)
+			ents[i] = &encodedSession{src: src, json: b}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			encode(w)
+		}()
+	}
+	encode(0)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // sameSession reports whether a and b encode alike on the wire. Every field

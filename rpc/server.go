@@ -77,6 +77,39 @@ type Server struct {
 	started  time.Time
 	watching atomic.Bool
 	sessions sessionJSON // listSessions' encodings, reused while unchanged
+
+	// baseline is closed once the watcher has read every session at start
+	// (watch.Watcher.Started); watchDone once it stopped. Set before serving.
+	baseline, watchDone <-chan struct{}
+}
+
+// baselineWait bounds how long a listing waits for the watcher's first
+// reading of the state dir.
+const baselineWait = 2 * time.Second
+
+// awaitBaseline lets a full listing that arrives while the watcher is still
+// reading every session at start wait for that reading and share it: the
+// two would otherwise read every directory cold side by side, each taking
+// longer than one alone.
+func (s *Server) awaitBaseline(ctx context.Context) error {
+	if s.baseline == nil {
+		return nil
+	}
+	select {
+	case <-s.baseline:
+		return nil
+	default:
+	}
+	t := time.NewTimer(baselineWait)
+	defer t.Stop()
+	select {
+	case <-s.baseline:
+	case <-s.watchDone:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // NewServer returns a server; it serves nothing until Serve.
@@ -114,6 +147,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	var watchDone chan struct{}
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
+		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
+			s.baseline = st.Started()
+			s.watchDone = watchDone
+		}
 		s.watching.Store(true)
 		go func() {
 			defer close(watchDone)
@@ -499,6 +536,9 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	}
 	ids, err := validateIDs("ids", p.IDs)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitBaseline(ctx); err != nil {
 		return nil, err
 	}
 	var sessions []sessionlocks.Session

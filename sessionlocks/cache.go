@@ -146,6 +146,7 @@ type dirSnapshot struct {
 	metaID fileID // workspace.yaml as parsed; zero if absent
 	metaAt time.Time
 	refs   []lockRef // the holders' files as last stat'ed; reused only while watched
+	epoch  uint64    // the engine's epoch when the scan that read it began (see TrustSince)
 }
 
 func newDirCache() *dirCache {
@@ -208,6 +209,16 @@ func (c *dirCache) drop(id string) {
 		c.nLast.Store(int64(len(c.lastMeta)))
 		c.mu.Unlock()
 	}
+}
+
+// dropBefore drops the snapshots read by scans that began before epoch mark.
+func (c *dirCache) dropBefore(mark uint64) {
+	c.m.Range(func(k, v any) bool {
+		if v.(*dirSnapshot).epoch < mark {
+			c.drop(k.(string))
+		}
+		return true
+	})
 }
 
 func (c *dirCache) clear() {

@@ -184,6 +184,35 @@ func (e *Engine) SetWatched(on bool) {
 	e.watched.Store(true)
 }
 
+// Mark starts a new epoch and returns it, for TrustSince: a watcher calls it
+// once every watch is in place, and every scan that begins after it reads
+// directories the watcher already watches.
+func (e *Engine) Mark() uint64 { return e.epoch.Add(1) }
+
+// TrustSince is SetWatched(true) for a watcher whose watches were all in
+// place at mark (from Mark): the directory snapshots read by scans that
+// began since then are kept, for any change after they were read reaches
+// the watcher, and only older ones are dropped. The verdicts in the probe
+// cache are kept too: they are facts about processes and flocks, bounded
+// by their TTL, not about which files exist. So the listing a watcher makes
+// as it starts is the IDE's first listing too, not thrown away.
+func (e *Engine) TrustSince(mark uint64) {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
+	if e.watched.Load() {
+		return
+	}
+	id, err := statID(e.dir)
+	if err != nil {
+		return // no state dir: nothing to trust yet
+	}
+	// A scan that began before mark and stores after this drop is undone
+	// by its own epoch check (store, then check): mark moved the epoch on.
+	e.dirs.dropBefore(mark)
+	e.watchedDir = id
+	e.watched.Store(true)
+}
+
 // checkWatchedDir drops trust when the state dir is no longer the directory
 // the watcher watches.
 func (e *Engine) checkWatchedDir() {

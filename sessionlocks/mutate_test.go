@@ -414,6 +414,41 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	}
 }
 
+// TestTrustSinceKeepsOnlyWhatWasReadUnderWatch: a watcher that arms its
+// watches, calls Mark and lists may have the engine trust that listing's
+// snapshots (TrustSince), but never one read before the mark, when a change
+// could have escaped the watches.
+func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	before := newSession(t, sd, "before")
+	e := newEngine(t, sd, settle)
+	if _, err := e.Sessions(ctx, []string{"before"}); err != nil { // read before the mark
+		t.Fatal(err)
+	}
+	writeLock(t, before, deadPID(t), time.Now().Add(-time.Minute)) // unseen by any watch
+	mark := e.Mark()
+	after := newSession(t, sd, "after")
+	if _, err := e.Sessions(ctx, []string{"after"}); err != nil { // read after the mark
+		t.Fatal(err)
+	}
+	e.TrustSince(mark)
+	if !e.Watched() {
+		t.Fatal("TrustSince did not turn trust on")
+	}
+	writeLock(t, after, deadPID(t), time.Now().Add(-time.Minute)) // a watcher would report this one
+	ss, err := e.Sessions(ctx, []string{"before", "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss[0].State != StateStale {
+		t.Errorf("a snapshot read before the mark was trusted: %s is %s, its lock missed", ss[0].ID, ss[0].State)
+	}
+	if ss[1].State != StateFree {
+		t.Errorf("the snapshot read after the mark was not kept (%s): TrustSince dropped it like SetWatched", ss[1].State)
+	}
+}
+
 // TestWatchedListingEndsWithItsVerdicts: a watched engine answers a repeated
 // listing from the last one, but only while every verdict in it would still
 // come from the probe cache. A holder killed without any file event (the

@@ -520,6 +520,7 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 				fresh = e.snapshotOf(dir, sd, now, prev)
 				fresh.refs = e.lockRefs(id, dir, fresh.names)
 			}
+			fresh.epoch = epoch
 			snap = &fresh
 			e.dirs.store(id, snap, epoch, &e.epoch)
 		}

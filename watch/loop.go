@@ -55,6 +55,7 @@ type loop struct {
 	settleAt  time.Time
 	pollT     *time.Ticker // poll mode's directory scan
 	pollTick  uint64       // counts pollDirs calls; picks the half of the quiet sessions to stat
+	armed     uint64       // the engine's epoch once a full rescan's watches were in place; 0 otherwise
 	exitT     *time.Ticker // polled holder processes
 	retryT    *time.Timer  // a failed read's retry
 	retryC    <-chan time.Time
@@ -129,10 +130,13 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 	} else {
 		l.fsw = fsw
 	}
+	t0 := time.Now()
 	l.fullRescan(ctx, nil)
 	l.arm()
 	l.w.setStats(func(s *Stats) { s.Watching = true })
 	close(l.w.started)
+	l.w.log.Debug("baseline read", "sessions", len(l.last), "watchedDirs", len(l.watched), "processes", len(l.procs),
+		"ms", float64(time.Since(t0).Microseconds())/1000)
 	for {
 		l.arm()
 		var events <-chan fsnotify.Event
@@ -363,7 +367,15 @@ func (l *loop) invalidate(id string) {
 // every session dir watched. Then the engine may list from its snapshots
 // without a stat per session; otherwise it validates each one.
 func (l *loop) updateTrust() {
-	l.e.SetWatched(l.w.mode == ModeNotify && l.fsw != nil && l.dirOn && l.unwatched == 0 && !l.rescan && !l.rescanFailed)
+	trust := l.w.mode == ModeNotify && l.fsw != nil && l.dirOn && l.unwatched == 0 && !l.rescan && !l.rescanFailed
+	if trust && l.armed != 0 {
+		// Straight after a full rescan whose listing began once every
+		// watch was in place (l.armed): what it read may be trusted.
+		l.e.TrustSince(l.armed)
+	} else {
+		l.e.SetWatched(trust)
+	}
+	l.armed = 0
 }
 
 // identity is a directory's device and inode.
@@ -666,6 +678,9 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			}
 		}
 	}
+	// Every session dir seen is watched now: scans from here on read
+	// watched directories (see updateTrust).
+	l.armed = l.e.Mark()
 	list, err := l.e.List(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -681,7 +696,10 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	for _, s := range list {
 		listed[s.ID] = true
 		if l.w.mode == ModeNotify && !l.watched[s.ID] {
+			// A session that appeared after the state dir was read: it was
+			// listed before its watch existed, so it is read again.
 			l.watchSession(s.ID)
+			l.e.InvalidateSession(s.ID)
 		}
 		if l.w.mode == ModePoll {
 			if _, ok := l.mtimes[s.ID]; !ok {

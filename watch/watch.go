@@ -227,6 +227,12 @@ func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 }
 
 // Stats returns the watcher's counters; safe to call concurrently with Run.
+// Started is closed once Run has read its baseline: every session listed
+// and, in notify mode, watched. A listing made after it is served from what
+// that baseline read, where one made during it would read everything a
+// second time beside it.
+func (w *Watcher) Started() <-chan struct{} { return w.started }
+
 func (w *Watcher) Stats() Stats {
 	w.statsMu.Lock()
 	defer w.statsMu.Unlock()

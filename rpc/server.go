@@ -271,7 +271,7 @@ func (h *handler) finish(id jsonrpc2.ID, seq uint64, cancel context.CancelFunc) 
 func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
 	start := time.Now()
 	result, err := h.call(ctx, req, m)
-	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", time.Since(start).Milliseconds())
+	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", float64(time.Since(start).Microseconds())/1000)
 	if req.Notif {
 		if err != nil {
 			log.Warn("notification failed", "error", err)

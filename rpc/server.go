@@ -78,19 +78,21 @@ type Server struct {
 	watching atomic.Bool
 	sessions sessionJSON // listSessions' encodings, reused while unchanged
 
-	// baseline is closed once the watcher has read every session at start
-	// (watch.Watcher.Started); watchDone once it stopped. Set before serving.
+	// baseline is closed once the watcher's watches are in place and it
+	// lists every session (watch.Watcher.Armed); watchDone once it stopped.
+	// Set before serving.
 	baseline, watchDone <-chan struct{}
 }
 
-// baselineWait bounds how long a listing waits for the watcher's first
-// reading of the state dir.
+// baselineWait bounds how long a listing waits for the watcher to begin
+// its first reading of the state dir.
 const baselineWait = 2 * time.Second
 
-// awaitBaseline lets a full listing that arrives while the watcher is still
-// reading every session at start wait for that reading and share it: the
-// two would otherwise read every directory cold side by side, each taking
-// longer than one alone.
+// awaitBaseline lets a listing that arrives while the watcher is still
+// setting up its watches at start wait until the watcher lists every
+// session, and share that listing (the engine runs one scan for concurrent
+// callers): the two would otherwise read every directory cold side by
+// side, each taking longer than one alone.
 func (s *Server) awaitBaseline(ctx context.Context) error {
 	if s.baseline == nil {
 		return nil
@@ -147,8 +149,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	var watchDone chan struct{}
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
-		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
-			s.baseline = st.Started()
+		if st, ok := w.(interface{ Armed() <-chan struct{} }); ok {
+			s.baseline = st.Armed()
 			s.watchDone = watchDone
 		}
 		s.watching.Store(true)

@@ -134,6 +134,7 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 	l.fullRescan(ctx, nil)
 	l.arm()
 	l.w.setStats(func(s *Stats) { s.Watching = true })
+	l.w.armOnce.Do(func() { close(l.w.armed) }) // no baseline listing was made (no state dir yet)
 	close(l.w.started)
 	l.w.log.Debug("baseline read", "sessions", len(l.last), "watchedDirs", len(l.watched), "processes", len(l.procs),
 		"ms", float64(time.Since(t0).Microseconds())/1000)
@@ -667,7 +668,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			id := de.Name()
 			seen[id] = true
 			if l.w.mode == ModeNotify {
-				l.watchSession(id)
+				l.addSessionWatch(id) // a directory, not a link: its d_type said so
 			} else {
 				l.stampMtime(id)
 			}
@@ -681,6 +682,9 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	// Every session dir seen is watched now: scans from here on read
 	// watched directories (see updateTrust).
 	l.armed = l.e.Mark()
+	// A listing begun from here on shares the one below (the engine runs
+	// one scan for callers of the same epoch), whichever begins first.
+	l.w.armOnce.Do(func() { close(l.w.armed) })
 	list, err := l.e.List(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -838,10 +842,20 @@ func (l *loop) watchSession(id string) {
 	if l.fsw == nil || l.watched[id] {
 		return
 	}
-	path := filepath.Join(l.dir, id)
-	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+	if fi, err := os.Lstat(filepath.Join(l.dir, id)); err != nil || !fi.IsDir() {
 		return // gone, or a symlink the engine does not follow either
 	}
+	l.addSessionWatch(id)
+}
+
+// addSessionWatch is watchSession for a directory known not to be a
+// symlink (a full rescan's listing, whose d_type says so: no lstat for
+// each of thousands of sessions at start).
+func (l *loop) addSessionWatch(id string) {
+	if l.fsw == nil || l.watched[id] {
+		return
+	}
+	path := filepath.Join(l.dir, id)
 	add := l.fsw.Add
 	if l.w.testHookAdd != nil {
 		add = l.w.testHookAdd

@@ -136,6 +136,8 @@ type Watcher struct {
 	log      *slog.Logger
 	running  atomic.Bool
 	started  chan struct{} // closed once Run has read its baseline
+	armed    chan struct{} // closed once Run's watches are in place and its baseline listing begins
+	armOnce  sync.Once
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -182,6 +184,7 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		interval: opts.PollInterval,
 		log:      opts.Logger.With("component", "watch"),
 		started:  make(chan struct{}),
+		armed:    make(chan struct{}),
 
 		stateByMtime:   kqueueBackend(runtime.GOOS),
 		newExitWatcher: newExitWatcher,
@@ -228,10 +231,14 @@ func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 
 // Stats returns the watcher's counters; safe to call concurrently with Run.
 // Started is closed once Run has read its baseline: every session listed
-// and, in notify mode, watched. A listing made after it is served from what
-// that baseline read, where one made during it would read everything a
-// second time beside it.
+// and, in notify mode, watched.
 func (w *Watcher) Started() <-chan struct{} { return w.started }
+
+// Armed is closed once Run's watches are in place and it begins its
+// baseline listing (or gave up before it could). A listing begun after it
+// shares that one (Engine.List runs one scan for concurrent callers), where
+// one begun earlier would read every directory a second time beside it.
+func (w *Watcher) Armed() <-chan struct{} { return w.armed }
 
 func (w *Watcher) Stats() Stats {
 	w.statsMu.Lock()

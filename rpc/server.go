@@ -61,7 +61,8 @@ type Options struct {
 	// running requests to answer before it cancels them; 0 means 500ms, so
 	// that the process exits well within a second of stdin closing.
 	DrainTimeout time.Duration
-	// Trace, if set, sees every message body read or written.
+	// Trace, if set, sees every message body read or written. It must not
+	// retain body: answer buffers are reused.
 	Trace func(in bool, body []byte)
 
 	// sequential handles one request at a time, in order, so that transcript

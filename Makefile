@@ -8,7 +8,7 @@ BIN       := bin/sessionlocks
 # (npm/test/schema.test.mjs) fails when the two lists disagree.
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run test test-go test-node bench ci fmt vet cross npm schema test-realcli clean
+.PHONY: all build run test test-go test-node bench ci race fmt vet cross npm schema test-realcli clean
 
 all: build
 
@@ -72,8 +72,12 @@ schema: npm/node_modules
 npm: cross
 	node npm/scripts/pack.mjs --version "$(VERSION)" --bin-dir dist/bin --out dist/npm
 
+# race: the concurrent packages under the race detector (caches, single-flight listings, the watcher).
+race:
+	$(GO) test -race -count=1 ./sessionlocks ./rpc ./watch
+
 # ci: what .ci/run adds to `make test`.
-ci: vet cross
+ci: vet cross race
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 clean:

@@ -144,9 +144,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
 	})
 	h.stream = stream
-	var jh jsonrpc2.Handler = h
-	conn := jsonrpc2.NewConn(ctx, stream, jh, jsonrpc2.SetLogger(slogPrintf{s.log}))
 
+	// Set before the connection reads its first request (listSessions
+	// reads them).
 	var watchDone chan struct{}
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
@@ -154,6 +154,11 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			s.baseline = st.Armed()
 			s.watchDone = watchDone
 		}
+	}
+	var jh jsonrpc2.Handler = h
+	conn := jsonrpc2.NewConn(ctx, stream, jh, jsonrpc2.SetLogger(slogPrintf{s.log}))
+
+	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)
 		go func() {
 			defer close(watchDone)
@@ -554,6 +559,7 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	if err != nil {
 		return nil, err
 	}
+	listed := len(sessions) // before filtering: the answer covers the whole state dir only if none is dropped
 	if p.IncludeFree != nil && !*p.IncludeFree {
 		kept := sessions[:0]
 		for _, ss := range sessions {
@@ -564,7 +570,7 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		sessions = kept
 	}
 	total := len(sessions)
-	whole := len(ids) == 0 && total == len(sessions) && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
+	whole := len(ids) == 0 && total == listed && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]

@@ -334,6 +334,29 @@ func (s *syncBuffer) Bytes() []byte {
 	return bytes.Clone(s.b.Bytes())
 }
 
+// TestListingAtOnceWithAWatcher: a listSessions sent the moment the server
+// starts, while its watcher is still setting up, is answered in full (it
+// waits for the watcher's watches and shares its first scan). Under -race it
+// also checks that the server's start-up state is set before requests run.
+func TestListingAtOnceWithAWatcher(t *testing.T) {
+	dir := makeState(t, 50, map[string][]int{"00000007-0000-4000-8000-000000000000": {deadPID}})
+	for range 5 {
+		e := engineFor(dir)
+		w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
+		if err != nil {
+			t.Skipf("watcher unavailable: %v", err)
+		}
+		c := connect(t, Options{Engine: e, Watcher: w}, ClientOptions{})
+		var res ListSessionsResult
+		if err := c.Call(context.Background(), MethodListSessions, nil, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 50 || len(res.Sessions) != 50 {
+			t.Fatalf("total %d, %d sessions; want 50", res.Total, len(res.Sessions))
+		}
+	}
+}
+
 // TestNotificationsWaitForFraming: a change seen before the client has
 // said anything is delivered once the framing is known, in that framing.
 func TestNotificationsWaitForFraming(t *testing.T) {

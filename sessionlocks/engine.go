@@ -56,6 +56,9 @@ type Engine struct {
 	flightMu sync.Mutex
 	flight   *listFlight // the List in progress, if any
 
+	// onInvalidating is a test hook: see testHookInvalidating.
+	onInvalidating func()
+
 	// lastList is the last listing, while it may stand for the next one.
 	lastList atomic.Pointer[listCache]
 
@@ -131,25 +134,47 @@ func (e *Engine) CacheStats() CacheStats { return e.cache.stats() }
 
 // InvalidateSession drops every cached fact about one session, so that the
 // next scan reads its directory and re-probes its holders.
+//
+// The epoch moves on twice: before the drops, so that a scan that began
+// earlier and stores after them has its store undone (store, then check);
+// and after them, so that a listing that began between the two, and so
+// read what was about to be dropped, is not kept as the last listing for
+// later ones to reuse (see cachedList).
 func (e *Engine) InvalidateSession(id string) {
 	e.epoch.Add(1)
+	e.testHookInvalidating()
 	e.dirs.drop(id)
 	e.ids.drop()
 	e.cache.dropSession(id)
+	e.epoch.Add(1)
 }
 
-// InvalidatePID drops the cached verdicts of every lock naming pid.
+// InvalidatePID drops the cached verdicts of every lock naming pid. The
+// epoch moves on before and after, as in InvalidateSession.
 func (e *Engine) InvalidatePID(pid int) {
 	e.epoch.Add(1)
+	e.testHookInvalidating()
 	e.cache.dropPID(pid)
+	e.epoch.Add(1)
 }
 
-// InvalidateAll empties every cache (after an event overflow, say).
+// InvalidateAll empties every cache (after an event overflow, say). The
+// epoch moves on before and after, as in InvalidateSession.
 func (e *Engine) InvalidateAll() {
 	e.epoch.Add(1)
+	e.testHookInvalidating()
 	e.dirs.clear()
 	e.ids.drop()
 	e.cache.clear()
+	e.epoch.Add(1)
+}
+
+// testHookInvalidating runs between an invalidation's first epoch move and
+// its drops, when a test set onInvalidating.
+func (e *Engine) testHookInvalidating() {
+	if f := e.onInvalidating; f != nil {
+		f()
+	}
 }
 
 // SetWatched tells the engine whether a watcher now reports every change of

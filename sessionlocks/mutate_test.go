@@ -486,6 +486,31 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 	}
 }
 
+// TestListingDuringAnInvalidationIsNotKept: a listing that begins after an
+// invalidation moved the epoch on but before it dropped the caches reads
+// the old snapshot; it may say what was true just before the event, but it
+// must not be kept and served again once the event was handled.
+func TestListingDuringAnInvalidationIsNotKept(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	e := newEngine(t, sd, settle)
+	e.SetWatched(true)
+	e.List(ctx)
+	e.List(ctx) // kept
+	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+	e.onInvalidating = func() {
+		e.onInvalidating = nil
+		e.List(ctx) // between the epoch's move and the drops: reads the old snapshot
+	}
+	e.InvalidateSession("s")
+	for i := range 3 {
+		if ss, _ := e.List(ctx); ss[0].State != StateStale {
+			t.Fatalf("listing %d after the event was handled says %s: a listing made mid-invalidation was kept", i, ss[0].State)
+		}
+	}
+}
+
 func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()

@@ -668,7 +668,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			id := de.Name()
 			seen[id] = true
 			if l.w.mode == ModeNotify {
-				l.addSessionWatch(id) // a directory, not a link: its d_type said so
+				l.watchSession(id)
 			} else {
 				l.stampMtime(id)
 			}
@@ -842,20 +842,14 @@ func (l *loop) watchSession(id string) {
 	if l.fsw == nil || l.watched[id] {
 		return
 	}
-	if fi, err := os.Lstat(filepath.Join(l.dir, id)); err != nil || !fi.IsDir() {
+	// Checked just before the watch is added, not trusted from the state
+	// dir's listing: a name swapped for a symlink meanwhile would put the
+	// watch on another directory (inotify follows links), perhaps one
+	// already watched under its own name.
+	path := filepath.Join(l.dir, id)
+	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
 		return // gone, or a symlink the engine does not follow either
 	}
-	l.addSessionWatch(id)
-}
-
-// addSessionWatch is watchSession for a directory known not to be a
-// symlink (a full rescan's listing, whose d_type says so: no lstat for
-// each of thousands of sessions at start).
-func (l *loop) addSessionWatch(id string) {
-	if l.fsw == nil || l.watched[id] {
-		return
-	}
-	path := filepath.Join(l.dir, id)
 	add := l.fsw.Add
 	if l.w.testHookAdd != nil {
 		add = l.w.testHookAdd

@@ -191,12 +191,20 @@ func (e *Engine) testHookInvalidating() {
 // retargeted), the watcher's watches are on the old one, and the engine stops
 // trusting by itself at its next listing.
 func (e *Engine) SetWatched(on bool) {
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
 	if !on {
+		e.watchMu.Lock()
 		e.watched.Store(false)
+		e.watchMu.Unlock()
 		return
 	}
+	e.startTrust(e.InvalidateAll)
+}
+
+// startTrust turns trust on, first calling drop to forget what may not be
+// trusted; nothing happens if trust is on already or there is no state dir.
+func (e *Engine) startTrust(drop func()) {
+	e.watchMu.Lock()
+	defer e.watchMu.Unlock()
 	if e.watched.Load() {
 		return
 	}
@@ -204,7 +212,7 @@ func (e *Engine) SetWatched(on bool) {
 	if err != nil {
 		return // no state dir: nothing to trust yet
 	}
-	e.InvalidateAll()
+	drop()
 	e.watchedDir = id
 	e.watched.Store(true)
 }
@@ -222,20 +230,9 @@ func (e *Engine) Mark() uint64 { return e.epoch.Add(1) }
 // by their TTL, not about which files exist. So the listing a watcher makes
 // as it starts is the IDE's first listing too, not thrown away.
 func (e *Engine) TrustSince(mark uint64) {
-	e.watchMu.Lock()
-	defer e.watchMu.Unlock()
-	if e.watched.Load() {
-		return
-	}
-	id, err := statID(e.dir)
-	if err != nil {
-		return // no state dir: nothing to trust yet
-	}
 	// A scan that began before mark and stores after this drop is undone
 	// by its own epoch check (store, then check): mark moved the epoch on.
-	e.dirs.dropBefore(mark)
-	e.watchedDir = id
-	e.watched.Store(true)
+	e.startTrust(func() { e.dirs.dropBefore(mark) })
 }
 
 // checkWatchedDir drops trust when the state dir is no longer the directory

@@ -163,7 +163,7 @@ func (e *Engine) keepList(out []Session, began uint64) {
 		e.lastList.Store(nil)
 		return
 	}
-	lc := &listCache{epoch: began, sessions: slices.Clone(out), expires: e.now().Add(e.cache.ttl)}
+	lc := &listCache{epoch: began, expires: e.now().Add(e.cache.ttl)}
 	for i := range out {
 		for _, h := range out[i].Holders {
 			if !h.Cached {
@@ -181,6 +181,7 @@ func (e *Engine) keepList(out []Session, began uint64) {
 	if e.epoch.Load() != began {
 		return
 	}
+	lc.sessions = slices.Clone(out) // copied only once it is known to be kept
 	e.lastList.Store(lc)
 }
 
@@ -259,13 +260,14 @@ func (e *Engine) readSessionIDs(feed *idFeed) error {
 const scanChunk = 32
 
 func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Session, error) {
+	e.checkWatchedDir()
 	return e.scanFeed(ctx, fullFeed(ids), all)
 }
 
 // scanFeed is scanMany over ids that may still be arriving. It returns
-// once the feed is finished (or ctx is done and the feed too).
+// once the feed is finished (or ctx is done and the feed too). The caller
+// has called checkWatchedDir.
 func (e *Engine) scanFeed(ctx context.Context, feed *idFeed, all bool) ([]Session, error) {
-	e.checkWatchedDir()
 	workers := runtime.GOMAXPROCS(0) * 2
 	if feed.finished() {
 		workers = min(workers, (len(feed.ids)+scanChunk-1)/scanChunk)

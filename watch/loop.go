@@ -32,7 +32,7 @@ type loop struct {
 	rescanFailed bool                            // the last full rescan could not read everything
 	dirID        identity                        // the state dir watched, as of the last rescan
 	identT       *time.Ticker                    // checks that the state dir is still dirID
-	mtimes       map[string]mtime                // poll mode: every session directory's mtime
+	mtimes       pollSet                         // poll mode: every session directory's mtime
 	ds           dirStat                         // poll mode: stats session dirs relative to the state dir
 	last         map[string]sessionlocks.Session // what was last delivered (or the baseline)
 
@@ -65,11 +65,6 @@ type loop struct {
 	note string
 }
 
-type mtime struct {
-	ns      int64
-	recheck bool // the mtime was recent when read: look again on the next tick
-}
-
 // proc is one holder process being watched for exit.
 type proc struct {
 	start    time.Time
@@ -84,7 +79,7 @@ func newLoop(w *Watcher) *loop {
 		e:        w.e,
 		dir:      filepath.Clean(w.dir),
 		watched:  map[string]bool{},
-		mtimes:   map[string]mtime{},
+		mtimes:   newPollSet(),
 		last:     map[string]sessionlocks.Session{},
 		procs:    map[int]*proc{},
 		sessPIDs: map[string][]int{},
@@ -262,7 +257,7 @@ func (l *loop) arm() {
 		s.Sessions = len(l.last)
 		s.Polled = 0
 		if l.w.mode == ModePoll || l.fsw == nil {
-			s.Polled = max(0, len(l.mtimes)-len(l.watched))
+			s.Polled = max(0, l.mtimes.len()-len(l.watched))
 		}
 		s.StateDirPresent = l.dirOn
 		s.Note = l.note
@@ -464,18 +459,22 @@ func (l *loop) pollDirs() {
 	}
 	now := time.Now().UnixNano()
 	l.pollTick++
-	for id, m := range l.mtimes {
-		if !m.recheck && now-m.ns > int64(quietAge) && id[len(id)-1]&1 != byte(l.pollTick&1) {
+	ents := l.mtimes.ents
+	// From the end: a deletion moves the last entry, already looked at,
+	// into the place of the one deleted.
+	for i := len(ents) - 1; i >= 0; i-- {
+		e := &ents[i]
+		if !e.recheck && now-e.ns > int64(quietAge) && e.half != byte(l.pollTick&1) {
 			continue // a quiet session: half of them are looked at on each tick
 		}
-		ns, ok := l.ds.mtime(id)
+		ns, ok := l.ds.mtime(e.name)
 		switch {
 		case !ok:
-			delete(l.mtimes, id)
-			l.markDirty(id)
-		case ns != m.ns || m.recheck:
-			l.mtimes[id] = mtime{ns: ns, recheck: now-ns < int64(recentMtime)}
-			l.markDirty(id)
+			l.markDirty(e.id)
+			l.mtimes.del(e.id)
+		case ns != e.ns || e.recheck:
+			e.mtime = mtime{ns: ns, recheck: now-ns < int64(recentMtime)}
+			l.markDirty(e.id)
 		}
 	}
 }
@@ -513,7 +512,7 @@ func (l *loop) pollStateDir() bool {
 	}
 	for _, de := range ents {
 		if id := de.Name(); de.IsDir() && isSessionName(id) {
-			if _, known := l.mtimes[id]; !known {
+			if !l.mtimes.has(id) {
 				l.markDirty(id)
 			}
 		}
@@ -562,7 +561,7 @@ func (l *loop) flush(ctx context.Context, notify func(Change)) {
 func (l *loop) refreshAll(ctx context.Context, ids []string, c *Change) {
 	if l.w.mode == ModePoll {
 		for _, id := range ids {
-			if _, ok := l.mtimes[id]; !ok {
+			if !l.mtimes.has(id) {
 				// A session new to poll mode: its mtime is taken before it
 				// is read, so that whatever lands after the read is polled.
 				l.stampMtime(id)
@@ -673,11 +672,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 				l.stampMtime(id)
 			}
 		}
-		for id := range l.mtimes {
-			if !seen[id] {
-				delete(l.mtimes, id)
-			}
-		}
+		l.mtimes.keep(seen)
 	}
 	// Every session dir seen is watched now: scans from here on read
 	// watched directories (see updateTrust).
@@ -706,7 +701,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			l.e.InvalidateSession(s.ID)
 		}
 		if l.w.mode == ModePoll {
-			if _, ok := l.mtimes[s.ID]; !ok {
+			if !l.mtimes.has(s.ID) {
 				l.stampMtime(s.ID)
 			}
 		}
@@ -829,11 +824,12 @@ func nearestAncestor(dir string) string {
 }
 
 func (l *loop) stampMtime(id string) {
-	ns, ok := l.ds.mtime(id)
+	name := newStatName(id)
+	ns, ok := l.ds.mtime(name)
 	if !ok {
 		return
 	}
-	l.mtimes[id] = mtime{ns: ns, recheck: time.Now().UnixNano()-ns < int64(recentMtime)}
+	l.mtimes.set(id, name, mtime{ns: ns, recheck: time.Now().UnixNano()-ns < int64(recentMtime)})
 }
 
 // watchSession adds an fsnotify watch on a session directory. Running out of
@@ -941,7 +937,7 @@ func (l *loop) update(s sessionlocks.Session) bool {
 // forget drops everything known about a session that is gone.
 func (l *loop) forget(id string) {
 	delete(l.last, id)
-	delete(l.mtimes, id)
+	l.mtimes.del(id)
 	delete(l.settle, id)
 	l.unwatchSession(id)
 	l.untrack(id, nil)

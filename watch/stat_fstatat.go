@@ -4,8 +4,12 @@ package watch
 
 import "golang.org/x/sys/unix"
 
+type statName = string
+
+func newStatName(id string) statName { return id }
+
 // mtime is dirMtime for the entry name of the state dir.
-func (d dirStat) mtime(name string) (int64, bool) {
+func (d dirStat) mtime(name statName) (int64, bool) {
 	if d.fd < 0 {
 		return 0, false
 	}

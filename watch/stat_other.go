@@ -17,9 +17,13 @@ func openDirStat(dir string) dirStat { return dirStat{dir: dir} }
 
 func (d dirStat) close() {}
 
+type statName = string
+
+func newStatName(id string) statName { return id }
+
 // mtime returns the modification time of the directory name, in nanoseconds,
 // without following a symlink; false if it is not (or no longer) a directory.
-func (d dirStat) mtime(name string) (int64, bool) {
+func (d dirStat) mtime(name statName) (int64, bool) {
 	if d.dir == "" {
 		return 0, false
 	}

@@ -17,10 +17,17 @@ import (
 // the server's time for a warm listSessions. Whether a session changed is
 // decided on the engine's values, field by field (sameSession), which costs
 // a few comparisons where encoding costs a microsecond or more.
+//
+// A whole listing that is the very slice encoded last time (the engine's
+// ListShared hands out its kept listing, which never changes, until
+// something does) is not even compared: its sessions' JSON is copied whole.
 type sessionJSON struct {
 	mu  sync.Mutex
 	m   map[string]*encodedSession
 	gen uint64 // counts appendList calls
+
+	last     []sessionlocks.Session // the last whole listing encoded
+	lastJSON []byte                 // its sessions' JSON, comma-separated
 }
 
 type encodedSession struct {
@@ -46,6 +53,10 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if all && len(ss) > 0 && len(ss) == len(c.last) && &ss[0] == &c.last[0] {
+		dst = append(dst, c.lastJSON...)
+		return append(dst, "]}"...), nil
+	}
 	if c.m == nil {
 		c.m = make(map[string]*encodedSession, len(ss))
 	}
@@ -80,14 +91,17 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 	// Grown once to size: doubling a buffer of megabytes step by step
 	// cost more than everything else here.
 	dst = slices.Grow(dst, size+2)
+	start := len(dst)
 	for i, e := range ents {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, e.json...)
 	}
-	dst = append(dst, "]}"...)
-	return dst, nil
+	if all {
+		c.last, c.lastJSON = ss, slices.Clone(dst[start:])
+	}
+	return append(dst, "]}"...), nil
 }
 
 // encodeSessions encodes ss[i] into ents[i] for each i in miss, spread over

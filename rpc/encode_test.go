@@ -44,12 +44,16 @@ func TestSessionJSONMatchesMarshal(t *testing.T) {
 		}
 	}
 	check("first", ss, true)
-	check("again", ss, true)
+	if len(c.last) == 0 || &c.last[0] != &ss[0] {
+		t.Fatal("a whole listing was not remembered: its encoding cannot be reused")
+	}
+	check("again", ss, true) // the very slice: copied whole
 	changed := sampleSessions()
 	changed[0].Holders[0].Cached = false
 	changed[1].Name = "renamed"
-	check("changed", changed, true)
+	check("changed", changed, true) // as long, not the same slice
 	check("partial", changed[1:], false)
+	check("changed again", changed, true)
 	check("empty", nil, true)
 	check("back", ss, true)
 	if len(c.m) != 2 {

@@ -287,16 +287,18 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		return
 	}
 	var body, msg []byte
-	var pooled *[]byte
+	var pooled *[]byte // msg is in it, with frameRoom bytes in front for writeFramed
 	if se, ok := result.(selfEncoding); ok && err == nil && se.encoder() != nil {
-		// Encoded straight into a reused buffer behind the envelope: a
-		// listSessions answer is large, asked for often, and allocating
-		// it afresh each time made work for the collector.
-		pooled = msgBufs.Get().(*[]byte)
-		if msg, err = appendResultWith(req.ID, (*pooled)[:0], se.encoder()); err != nil {
+		// Encoded straight into a reused buffer behind the envelope and
+		// room for the frame's header: a listSessions answer is large,
+		// asked for often, and allocating or copying it afresh each time
+		// made work for the collector.
+		buf := msgBufs.Get().(*[]byte)
+		if msg, err = appendResultWith(req.ID, append((*buf)[:0], make([]byte, frameRoom)...), se.encoder()); err != nil {
 			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
+		} else {
+			pooled, body = buf, msg[frameRoom:]
 		}
-		body = msg
 	} else if err == nil {
 		if body, err = json.Marshal(result); err != nil {
 			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
@@ -310,18 +312,22 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
 		}
 		msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"})
-	} else if pooled == nil {
-		log.Debug("request answered", "bytes", len(body))
-		msg, err = appendResult(req.ID, body)
 	} else {
-		log.Debug("request answered", "bytes", len(msg))
+		log.Debug("request answered", "bytes", len(body))
+		if pooled == nil {
+			msg, err = appendResult(req.ID, body)
+		}
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case pooled != nil:
+		err = h.stream.writeFramed(msg)
+		if cap(msg) <= maxPooledMsg {
+			*pooled = msg[:0]
+			msgBufs.Put(pooled)
+		}
+	default:
 		err = h.stream.writeFrame(msg)
-	}
-	if pooled != nil && cap(msg) <= maxPooledMsg {
-		*pooled = msg[:0]
-		msgBufs.Put(pooled)
 	}
 	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
 		log.Warn("sending the answer failed", "error", err)
@@ -554,14 +560,14 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		sessions, err = s.engine.Sessions(ctx, ids)
 		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
 	} else {
-		sessions, err = s.engine.List(ctx)
+		sessions, err = s.engine.ListShared(ctx) // read only, here and in appendList
 	}
 	if err != nil {
 		return nil, err
 	}
 	listed := len(sessions) // before filtering: the answer covers the whole state dir only if none is dropped
 	if p.IncludeFree != nil && !*p.IncludeFree {
-		kept := sessions[:0]
+		var kept []sessionlocks.Session
 		for _, ss := range sessions {
 			if ss.State != sessionlocks.StateFree {
 				kept = append(kept, ss)

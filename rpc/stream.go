@@ -560,7 +560,20 @@ func (s *Stream) writeError(we *wireError) error {
 	return s.writeFrame(data)
 }
 
-func (s *Stream) writeFrame(data []byte) error {
+func (s *Stream) writeFrame(data []byte) error { return s.write(nil, data) }
+
+// frameRoom is the room writeFramed wants in front of a message for the
+// Content-Length header.
+const frameRoom = len("Content-Length: ") + 20 + len("\r\n\r\n")
+
+// writeFramed is writeFrame for a message built behind frameRoom unused
+// bytes, msg[frameRoom:]: the header is written into that room, so that a
+// large answer goes out without being copied again. msg is modified.
+func (s *Stream) writeFramed(msg []byte) error { return s.write(msg, msg[frameRoom:]) }
+
+// write sends data as one frame; room, if not nil, is data with frameRoom
+// bytes in front of it that may be written over.
+func (s *Stream) write(room, data []byte) error {
 	select {
 	case <-s.detected:
 	case <-s.closed:
@@ -575,17 +588,21 @@ func (s *Stream) writeFrame(data []byte) error {
 	}
 	// One Write per message: the pipe never sees half a frame from us
 	// interleaved with anything else, and it costs one system call.
-	b := s.wbuf[:0]
-	if s.wframe == FramingHeader {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(data)), 10)
-		b = append(b, "\r\n\r\n"...)
-		b = append(b, data...)
-	} else {
-		b = append(b, data...)
-		b = append(b, '\n')
+	var b []byte
+	switch {
+	case s.wframe == FramingHeader && room != nil:
+		var hdr [frameRoom]byte
+		h := appendHeader(hdr[:0], len(data))
+		b = room[frameRoom-len(h):]
+		copy(b, h)
+	case s.wframe == FramingHeader:
+		b = append(appendHeader(s.wbuf[:0], len(data)), data...)
+	case room != nil:
+		b = append(data, '\n')
+	default:
+		b = append(append(s.wbuf[:0], data...), '\n')
 	}
-	if cap(b) <= 1<<20 {
+	if room == nil && cap(b) <= 1<<20 {
 		s.wbuf = b
 	}
 	if s.opts.Trace != nil {
@@ -593,6 +610,12 @@ func (s *Stream) writeFrame(data []byte) error {
 	}
 	_, err := s.rwc.Write(b)
 	return err
+}
+
+func appendHeader(b []byte, n int) []byte {
+	b = append(b, "Content-Length: "...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, "\r\n\r\n"...)
 }
 
 // Close closes the underlying byte stream; pending writes fail.

@@ -739,3 +739,46 @@ func TestOperationLockOwnedByTheStateDirOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestListSharedIsTheKeptListing: a watched engine hands ListShared callers
+// its kept listing itself, the same slice each time, so that the server may
+// reuse its encoding by identity. That is only sound if the slice never
+// changes: List's callers get copies they may modify, and any invalidation
+// ends the sharing.
+func TestListSharedIsTheKeptListing(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	newSession(t, sd, "a")
+	dir := newSession(t, sd, "b")
+	e := newEngine(t, sd, settle)
+	e.SetWatched(true)
+	e.List(ctx) // read
+	e.List(ctx) // kept
+	first, err := e.ListShared(ctx)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("ListShared: %v %+v", err, first)
+	}
+	again, _ := e.ListShared(ctx)
+	if &again[0] != &first[0] {
+		t.Fatal("a listing with nothing changed was not shared: the server could not reuse its encoding")
+	}
+	own, _ := e.List(ctx)
+	if &own[0] == &first[0] {
+		t.Fatal("List gave out the kept listing, which its caller may modify")
+	}
+	own[0].State, own[0].Name = StateInUse, "modified"
+	if after, _ := e.ListShared(ctx); after[0].State != first[0].State || after[0].Name == "modified" {
+		t.Fatal("modifying List's answer changed the kept listing")
+	}
+	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+	e.InvalidateSession("b")
+	changed, _ := e.ListShared(ctx)
+	if &changed[0] == &first[0] {
+		t.Fatal("after an invalidation ListShared still handed out the old listing")
+	}
+	for _, s := range changed {
+		if s.ID == "b" && s.State != StateStale {
+			t.Fatalf("b is %s after its stale lock appeared", s.State)
+		}
+	}
+}

@@ -24,6 +24,28 @@ import (
 // is the caller's own (it may be reordered or filtered in place), but the
 // sessions' Holders are shared and must not be modified.
 func (e *Engine) List(ctx context.Context) ([]Session, error) {
+	return e.listing(ctx, false)
+}
+
+// ListShared is List for a caller that only reads what it gets. While the
+// last listing still stands (a watched engine, nothing invalidated, no
+// verdict expired) it returns that listing itself, not a copy: the same
+// slice on every call, so that the caller may tell by its identity that
+// nothing changed (the server reuses its encoding then). Nobody may modify
+// it; the engine never does once it is kept.
+func (e *Engine) ListShared(ctx context.Context) ([]Session, error) {
+	return e.listing(ctx, true)
+}
+
+// listing is List, or ListShared if shared.
+func (e *Engine) listing(ctx context.Context, shared bool) ([]Session, error) {
+	e.checkWatchedDir()
+	if out, ok := e.cachedList(e.epoch.Load()); ok {
+		if shared {
+			return out, nil
+		}
+		return slices.Clone(out), nil
+	}
 	e.flightMu.Lock()
 	if f := e.flight; f != nil && f.epoch == e.epoch.Load() {
 		f.followers++
@@ -49,13 +71,13 @@ func (e *Engine) List(ctx context.Context) ([]Session, error) {
 	if e.flight == f {
 		e.flight = nil
 	}
-	shared := f.followers > 0 // no one can join now
+	followed := f.followers > 0 // no one can join now
 	e.flightMu.Unlock()
 	close(f.done)
 	if f.err != nil {
 		return nil, f.err
 	}
-	if !shared {
+	if !followed {
 		return f.res, nil // no one else has it: no copy
 	}
 	return slices.Clone(f.res), nil
@@ -71,10 +93,9 @@ type listFlight struct {
 }
 
 func (e *Engine) list(ctx context.Context) ([]Session, error) {
-	e.checkWatchedDir()
 	began := e.epoch.Load()
 	if out, ok := e.cachedList(began); ok {
-		return out, nil
+		return slices.Clone(out), nil // kept while the flight was joined
 	}
 	ids, ok, err := e.cachedSessionIDs()
 	if err != nil {
@@ -142,16 +163,16 @@ type listCache struct {
 	holders  int
 }
 
-// cachedList returns a copy of the kept listing if no invalidation came
-// since it was made (the epoch is began), the engine still trusts its
-// watcher, and none of its verdicts has expired.
+// cachedList returns the kept listing, which nobody may modify, if no
+// invalidation came since it was made (the epoch is began), the engine
+// still trusts its watcher, and none of its verdicts has expired.
 func (e *Engine) cachedList(began uint64) ([]Session, bool) {
 	lc := e.lastList.Load()
 	if lc == nil || lc.epoch != began || !e.watched.Load() || !e.now().Before(lc.expires) {
 		return nil, false
 	}
 	e.cache.hits.Add(uint64(lc.holders)) // as if each verdict had been looked up
-	return slices.Clone(lc.sessions), true
+	return lc.sessions, true
 }
 
 // keepList keeps out for cachedList if it may stand for the next listing:

@@ -2,8 +2,8 @@ package sessionlocks
 
 import (
 	"bytes"
-	"errors"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +23,7 @@ type dirReader struct {
 	base     int // the state dir's descriptor, or -1: names are then full paths
 	dents    []byte
 	meta     []byte
+	zname    []byte // the name being opened, NUL-terminated for openZ
 }
 
 // newDirReader returns a reader that opens stateDir for relative lookups
@@ -66,6 +67,24 @@ func openNoIntr(at int, name string, flags int) (int, error) {
 	}
 }
 
+// openZ is openNoIntr for a NUL-terminated name. unix.Openat copies its
+// name into a new allocation on every call, and a cold scan opens two
+// names per session.
+func openZ(at int, zname []byte, flags int) (int, error) {
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(at), uintptr(unsafe.Pointer(&zname[0])), uintptr(flags), 0, 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, errno
+	}
+}
+
+var workspaceYAMLZ = []byte("workspace.yaml\x00")
+
 // stat is lstat of the session directory dir (named id in the state dir).
 func (r *dirReader) stat(dir, id string) (fileID, error) {
 	at, name := r.at(dir, id)
@@ -89,7 +108,8 @@ func (r *dirReader) stat(dir, id string) (fileID, error) {
 // never followed through links.
 func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 	at, name := r.at(dir, id)
-	fd, err := openNoIntr(at, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	r.zname = append(append(r.zname[:0], name...), 0)
+	fd, err := openZ(at, r.zname, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENOTDIR {
 			return sd, errNotDir
@@ -124,7 +144,7 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 }
 
 func (r *dirReader) readMeta(dirfd int, dir string) ([]byte, fileID, error) {
-	fd, err := openNoIntr(dirfd, "workspace.yaml", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	fd, err := openZ(dirfd, workspaceYAMLZ, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
 		if err == unix.ELOOP {
 			return nil, fileID{}, errNotRegular
@@ -133,8 +153,7 @@ func (r *dirReader) readMeta(dirfd int, dir string) ([]byte, fileID, error) {
 	}
 	defer unix.Close(fd)
 	b, id, err := readRegularFd(fd, "", maxWorkspaceYAML, r.meta[:0])
-	var pe *os.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := err.(*os.PathError); ok {
 		pe.Path = dir + string(os.PathSeparator) + "workspace.yaml" // named only when needed: it costs an allocation
 	}
 	if cap(b) > cap(r.meta) && cap(b) <= 64<<10 {

@@ -653,6 +653,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	if l.dirOn && l.w.mode == ModePoll {
 		l.ds = openDirStat(l.dir)
 	}
+	t0 := time.Now()
 	if l.dirOn {
 		ents, err := os.ReadDir(l.dir)
 		if err != nil {
@@ -677,6 +678,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	// Every session dir seen is watched now: scans from here on read
 	// watched directories (see updateTrust).
 	l.armed = l.e.Mark()
+	l.w.log.Debug("session directories watched", "dirs", len(l.watched), "ms", float64(time.Since(t0).Microseconds())/1000)
 	// A listing begun from here on shares the one below (the engine runs
 	// one scan for callers of the same epoch), whichever begins first.
 	l.w.armOnce.Do(func() { close(l.w.armed) })

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
@@ -20,14 +21,16 @@ import (
 //
 // A whole listing that is the very slice encoded last time (the engine's
 // ListShared hands out its kept listing, which never changes, until
-// something does) is not even compared: its sessions' JSON is copied whole.
+// something does) is not even compared: its sessions' JSON is copied as it
+// was joined last time.
 type sessionJSON struct {
 	mu  sync.Mutex
 	m   map[string]*encodedSession
 	gen uint64 // counts appendList calls
 
 	last     []sessionlocks.Session // the last whole listing encoded
-	lastJSON []byte                 // its sessions' JSON, comma-separated
+	lastEnts []*encodedSession      // its sessions' encodings
+	lastSize int                    // their length joined
 }
 
 type encodedSession struct {
@@ -54,8 +57,7 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if all && len(ss) > 0 && len(ss) == len(c.last) && &ss[0] == &c.last[0] {
-		dst = append(dst, c.lastJSON...)
-		return append(dst, "]}"...), nil
+		return append(appendJoined(dst, c.lastEnts, c.lastSize), "]}"...), nil
 	}
 	if c.m == nil {
 		c.m = make(map[string]*encodedSession, len(ss))
@@ -88,20 +90,24 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 			}
 		}
 	}
-	// Grown once to size: doubling a buffer of megabytes step by step
-	// cost more than everything else here.
+	if all {
+		c.last, c.lastEnts, c.lastSize = ss, ents, size
+	}
+	return append(appendJoined(dst, ents, size), "]}"...), nil
+}
+
+// appendJoined appends the encodings in ents, comma-separated, size bytes
+// in all. The buffer is grown once to size: doubling a buffer of megabytes
+// step by step cost more than everything else here.
+func appendJoined(dst []byte, ents []*encodedSession, size int) []byte {
 	dst = slices.Grow(dst, size+2)
-	start := len(dst)
 	for i, e := range ents {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, e.json...)
 	}
-	if all {
-		c.last, c.lastJSON = ss, slices.Clone(dst[start:])
-	}
-	return append(dst, "]}"...), nil
+	return dst
 }
 
 // encodeSessions encodes ss[i] into ents[i] for each i in miss, spread over
@@ -111,10 +117,19 @@ func encodeSessions(ss []sessionlocks.Session, miss []int, ents []*encodedSessio
 	workers := min(runtime.GOMAXPROCS(0), (len(miss)+127)/128)
 	errs := make([]error, max(workers, 1))
 	encode := func(w int) {
+		// Each worker encodes into arenas of 64 KiB, one allocation for a
+		// hundred sessions or so; a session's JSON is its piece of one,
+		// never written again.
+		var arena []byte
+		fresh := make([]encodedSession, 0, len(miss)/max(workers, 1)+1)
 		for k := w; k < len(miss); k += max(workers, 1) {
 			i := miss[k]
-			b, err := json.Marshal(wireSession(ss[i]))
-			if err != nil {
+			if cap(arena)-len(arena) < 2048 {
+				arena = make([]byte, 0, 64<<10)
+			}
+			start := len(arena)
+			var err error
+			if arena, err = appendSession(arena, &ss[i]); err != nil {
 				errs[w] = err
 				return
 			}
@@ -122,7 +137,8 @@ func encodeSessions(ss []sessionlocks.Session, miss []int, ents []*encodedSessio
 			// the comparison must be against what was encoded.
 			src := ss[i]
 			src.Holders = append([]sessionlocks.Holder(nil), ss[i].Holders...)
-			ents[i] = &encodedSession{src: src, json: b}
+			fresh = append(fresh, encodedSession{src: src, json: arena[start:len(arena):len(arena)]})
+			ents[i] = &fresh[len(fresh)-1]
 		}
 	}
 	var wg sync.WaitGroup
@@ -170,4 +186,107 @@ func sameHolder(a, b *sessionlocks.Holder) bool {
 		return false
 	}
 	return a.Process.StartedAt.Equal(b.Process.StartedAt) && a.Process.Command == b.Process.Command
+}
+
+// appendSession appends json.Marshal(wireSession(*s)) to dst, without
+// reflection: the first listing encodes every session, and encoding/json
+// spent about 5 µs on each (an allocation for every time and the struct
+// walked by reflection), more than reading it had cost. Holders, which few
+// sessions have, still go through encoding/json. TestSessionJSONMatchesMarshal
+// and TestSessionJSONSeesEveryField hold the result to json.Marshal's.
+func appendSession(dst []byte, s *sessionlocks.Session) ([]byte, error) {
+	dst = append(dst, `{"id":`...)
+	dst = appendString(dst, s.ID)
+	dst = append(dst, `,"dir":`...)
+	dst = appendString(dst, s.Dir)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"name":`, s.Name}, {`,"cwd":`, s.CWD}, {`,"repository":`, s.Repository},
+		{`,"branch":`, s.Branch}, {`,"clientName":`, s.ClientName},
+	} {
+		if f.v != "" {
+			dst = appendString(append(dst, f.key...), f.v)
+		}
+	}
+	for _, f := range [...]struct {
+		key string
+		t   time.Time
+	}{{`,"createdAt":`, s.CreatedAt}, {`,"updatedAt":`, s.UpdatedAt}} {
+		if !f.t.IsZero() {
+			dst = appendTime(append(dst, f.key...), f.t)
+		}
+	}
+	dst = append(dst, `,"state":`...)
+	dst = appendString(dst, string(s.State))
+	dst = append(dst, `,"conflict":`...)
+	dst = strconv.AppendBool(dst, s.Conflict)
+	dst = append(dst, `,"holders":`...)
+	if len(s.Holders) == 0 {
+		dst = append(dst, "[]"...)
+	} else {
+		hs, err := json.Marshal(wireHolders(s.Holders))
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, hs...)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendString appends s as encoding/json writes a string: as it is, in
+// quotes, when it holds only printable ASCII that needs no escape (ids,
+// paths, states: nearly every string listed); otherwise through
+// encoding/json itself.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// plainJSON holds the bytes encoding/json writes unescaped (with its HTML
+// escaping on, as json.Marshal has it).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
+
+// appendTime appends t as wireTime does, in quotes.
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return append(t.AppendFormat(append(dst, '"'), timeLayout), '"')
+	}
+	hour, minute, sec := t.Clock()
+	dst = append(dst, '"')
+	dst = appendDigits(dst, year, 4)
+	dst = appendDigits(append(dst, '-'), int(month), 2)
+	dst = appendDigits(append(dst, '-'), day, 2)
+	dst = appendDigits(append(dst, 'T'), hour, 2)
+	dst = appendDigits(append(dst, ':'), minute, 2)
+	dst = appendDigits(append(dst, ':'), sec, 2)
+	dst = appendDigits(append(dst, '.'), t.Nanosecond()/1e6, 3)
+	return append(dst, 'Z', '"')
+}
+
+// appendDigits appends the n lowest decimal digits of v, zero-padded.
+func appendDigits(dst []byte, v, n int) []byte {
+	for i := n - 1; i >= 0; i-- {
+		dst = append(dst, 0)
+	}
+	for i := len(dst) - 1; n > 0; i, n = i-1, n-1 {
+		dst[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return dst
 }

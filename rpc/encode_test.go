@@ -135,3 +135,39 @@ func changeValue(t *testing.T, f reflect.Value) {
 		t.Fatalf("no way to change a %T: teach changeValue, and check sameSession compares it", v)
 	}
 }
+
+// TestAppendStringMatchesMarshal: appendString writes every string as
+// encoding/json does, whether it takes its own path or hands over.
+func TestAppendStringMatchesMarshal(t *testing.T) {
+	cases := []string{"", "plain", "/s/a-b_c.d", "<", ">", "&", `"`, `\`, "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff", "a\tb", "2026-11-22T10:02:03.456Z"}
+	for b := range 256 {
+		cases = append(cases, "x"+string(rune(b)), "y"+string([]byte{byte(b)}))
+	}
+	for _, s := range cases {
+		want, _ := json.Marshal(s)
+		if got := appendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got[len("prefix"):], want)
+		}
+	}
+}
+
+// TestAppendTimeMatchesWireTime: appendTime formats as wireTime does,
+// across the years it writes itself and those it hands over.
+func TestAppendTimeMatchesWireTime(t *testing.T) {
+	zone := time.FixedZone("x", -7*3600-30*60)
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 22, 10, 2, 3, 456789000, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 0, zone),
+		time.Date(1, 2, 3, 4, 5, 6, 7, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 0),
+		time.Unix(1<<40, 5e6),
+	} {
+		want, _ := json.Marshal(wireTime(tm))
+		if got := appendTime(nil, tm); string(got) != string(want) {
+			t.Errorf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}

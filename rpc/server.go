@@ -89,11 +89,11 @@ type Server struct {
 // its first reading of the state dir.
 const baselineWait = 2 * time.Second
 
-// awaitBaseline lets a listing that arrives while the watcher is still
-// setting up its watches at start wait until the watcher lists every
-// session, and share that listing (the engine runs one scan for concurrent
-// callers): the two would otherwise read every directory cold side by
-// side, each taking longer than one alone.
+// awaitBaseline lets a listing that arrives while the watcher is starting
+// wait until the watcher lists every session (watch.Watcher.Armed), and
+// share that listing (the engine runs one scan for concurrent callers): the
+// two would otherwise read every directory cold side by side, each taking
+// longer than one alone.
 func (s *Server) awaitBaseline(ctx context.Context) error {
 	if s.baseline == nil {
 		return nil

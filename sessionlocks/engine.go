@@ -49,6 +49,8 @@ type Engine struct {
 	// otherwise a scan that began before a lock appeared (or a holder died)
 	// could cache its older view after the watcher had dropped it.
 	epoch atomic.Uint64
+	// marked is the epoch the last Mark started.
+	marked atomic.Uint64
 	// watched is set while a watcher reports every change under the state
 	// dir through the Invalidate methods; see SetWatched.
 	watched atomic.Bool
@@ -219,16 +221,23 @@ func (e *Engine) startTrust(drop func()) {
 
 // Mark starts a new epoch and returns it, for TrustSince: a watcher calls it
 // once every watch is in place, and every scan that begins after it reads
-// directories the watcher already watches.
-func (e *Engine) Mark() uint64 { return e.epoch.Add(1) }
+// directories the watcher already watches. Such a scan, unwatched, stats
+// every directory it has a snapshot of; a snapshot read before the mark
+// whose directory is unchanged is stored again as read since the mark.
+func (e *Engine) Mark() uint64 {
+	m := e.epoch.Add(1)
+	e.marked.Store(m)
+	return m
+}
 
 // TrustSince is SetWatched(true) for a watcher whose watches were all in
 // place at mark (from Mark): the directory snapshots read by scans that
 // began since then are kept, for any change after they were read reaches
 // the watcher, and only older ones are dropped. The verdicts in the probe
 // cache are kept too: they are facts about processes and flocks, bounded
-// by their TTL, not about which files exist. So the listing a watcher makes
-// as it starts is the IDE's first listing too, not thrown away.
+// by their TTL, not about which files exist. So what the watcher reads as
+// it starts (the IDE's first listing, made before the watches; then its
+// confirmation by a stat per directory) is kept, not read again.
 func (e *Engine) TrustSince(mark uint64) {
 	// A scan that began before mark and stores after this drop is undone
 	// by its own epoch check (store, then check): mark moved the epoch on.

@@ -520,7 +520,11 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 			// of the probe cache's key and what a removal checks against.
 			refs = e.lockRefs(id, dir, old.names)
 		}
-		if old != nil && !metaDue && slices.Equal(refs, old.refs) {
+		// A snapshot read before the watcher's last Mark and confirmed by a
+		// scan after it is stored again, stamped with this scan's epoch:
+		// the stat above came after every watch was in place, so TrustSince
+		// keeps it (the watcher lists once before it adds its watches).
+		if old != nil && !metaDue && slices.Equal(refs, old.refs) && (old.epoch >= e.marked.Load() || epoch < e.marked.Load()) {
 			snap = old // nothing changed: no copy, no store
 		} else {
 			var fresh dirSnapshot

@@ -48,19 +48,20 @@ type loop struct {
 	firstDirty time.Time // when the pending batch began
 	lastDirty  time.Time // the latest event of the pending batch
 
-	debounceT *time.Timer
-	debounceC <-chan time.Time
-	settleT   *time.Timer
-	settleC   <-chan time.Time
-	settleAt  time.Time
-	pollT     *time.Ticker // poll mode's directory scan
-	pollTick  uint64       // counts pollDirs calls; picks the half of the quiet sessions to stat
-	armed     uint64       // the engine's epoch once a full rescan's watches were in place; 0 otherwise
-	exitT     *time.Ticker // polled holder processes
-	retryT    *time.Timer  // a failed read's retry
-	retryC    <-chan time.Time
-	retryFull bool            // the retry is a full rescan
-	retryIDs  map[string]bool // sessions to read again on retry
+	debounceT  *time.Timer
+	debounceC  <-chan time.Time
+	settleT    *time.Timer
+	settleC    <-chan time.Time
+	settleAt   time.Time
+	pollT      *time.Ticker // poll mode's directory scan
+	pollTick   uint64       // counts pollDirs calls; picks the half of the quiet sessions to stat
+	armed      uint64       // the engine's epoch once a full rescan's watches were in place; 0 otherwise
+	confirming bool         // the next full rescan confirms earlyListing's snapshots instead of dropping them
+	exitT      *time.Ticker // polled holder processes
+	retryT     *time.Timer  // a failed read's retry
+	retryC     <-chan time.Time
+	retryFull  bool            // the retry is a full rescan
+	retryIDs   map[string]bool // sessions to read again on retry
 
 	note string
 }
@@ -126,7 +127,14 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 		l.fsw = fsw
 	}
 	t0 := time.Now()
-	l.fullRescan(ctx, nil)
+	c := l.earlyListing(ctx)
+	if h := l.w.testHookEarly; h != nil && c != nil {
+		h()
+	}
+	l.fullRescan(ctx, c)
+	if c != nil {
+		l.deliver(*c, notify)
+	}
 	l.arm()
 	l.w.setStats(func(s *Stats) { s.Watching = true })
 	l.w.armOnce.Do(func() { close(l.w.armed) }) // no baseline listing was made (no state dir yet)
@@ -546,6 +554,11 @@ func (l *loop) flush(ctx context.Context, notify func(Change)) {
 			return
 		}
 	}
+	l.deliver(c, notify)
+}
+
+// deliver notifies c unless it is empty.
+func (l *loop) deliver(c Change, notify func(Change)) {
 	if len(c.Changed) == 0 && len(c.Removed) == 0 {
 		return
 	}
@@ -625,12 +638,39 @@ func (l *loop) present() bool {
 	return err == nil && fi.IsDir()
 }
 
+// earlyListing lists every session at start before any session dir is
+// watched, and the IDE's first listSessions shares it (see Armed): adding
+// the watches took as long as the listing, and the IDE waited for both.
+// What it read is confirmed by the full rescan that follows, a stat per
+// directory once the watches are in place, and whatever changed in
+// between is delivered as a change; the Change for that is returned, nil if
+// no early listing was made.
+func (l *loop) earlyListing(ctx context.Context) *Change {
+	if l.w.mode != ModeNotify || l.fsw == nil || !l.present() {
+		return nil
+	}
+	l.w.armOnce.Do(func() { close(l.w.armed) })
+	list, err := l.e.List(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, s := range list {
+		l.update(s)
+	}
+	l.confirming = true
+	return &Change{}
+}
+
 // fullRescan re-arms every watch, re-reads every session with all caches
-// dropped and, when c is not nil, records what changed since the last delivery.
+// dropped (or, after earlyListing, confirms what it read) and, when c is
+// not nil, records what changed since the last delivery.
 func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	l.w.setStats(func(s *Stats) { s.Rescans++ })
 	l.e.SetWatched(false)
-	l.e.InvalidateAll()
+	if !l.confirming {
+		l.e.InvalidateAll()
+	}
+	l.confirming = false
 	l.unwatched = 0
 	l.rescanFailed = false
 	defer l.updateTrust()

@@ -136,7 +136,7 @@ type Watcher struct {
 	log      *slog.Logger
 	running  atomic.Bool
 	started  chan struct{} // closed once Run has read its baseline
-	armed    chan struct{} // closed once Run's watches are in place and its baseline listing begins
+	armed    chan struct{} // closed once Run begins its first listing
 	armOnce  sync.Once
 
 	statsMu sync.Mutex
@@ -147,6 +147,9 @@ type Watcher struct {
 	testHookEvent func()
 	// testHookAdd, when set, replaces fsnotify's Add for session directories.
 	testHookAdd func(path string) error
+	// testHookEarly, when set, runs after the listing made at start before
+	// the session watches are added.
+	testHookEarly func()
 	// stateByMtime makes poll mode find new sessions by the state dir's
 	// mtime instead of watching it: where fsnotify uses kqueue, watching a
 	// directory opens every entry in it. Tests set it on Linux too.
@@ -234,10 +237,13 @@ func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 // and, in notify mode, watched.
 func (w *Watcher) Started() <-chan struct{} { return w.started }
 
-// Armed is closed once Run's watches are in place and it begins its
-// baseline listing (or gave up before it could). A listing begun after it
-// shares that one (Engine.List runs one scan for concurrent callers), where
-// one begun earlier would read every directory a second time beside it.
+// Armed is closed once Run begins its first listing of every session (or
+// gave up before it could): in notify mode that is before it adds the
+// session watches, and what changes before they are in place is delivered
+// as a Change; in poll mode, after it took every directory's mtime. A
+// listing begun after it shares that one (Engine.List runs one scan for
+// concurrent callers), where one begun earlier would read every directory a
+// second time beside it.
 func (w *Watcher) Armed() <-chan struct{} { return w.armed }
 
 func (w *Watcher) Stats() Stats {

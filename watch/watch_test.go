@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -570,5 +571,51 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 			ss, _ := e.List(ctx)
 			t.Fatalf("no notification for the lock in the replaced state dir; listing says %+v", ss)
 		}
+	}
+}
+
+// TestChangesBeforeTheWatchesAreDelivered: in notify mode the watcher lists
+// every session before it adds the session watches (the IDE's first
+// listing shares that scan). A lock written, a session removed and one
+// created in between reach no watch; the rescan that follows must find
+// them (it stats every directory read before), deliver them, and leave the
+// engine trusting only what it confirmed.
+func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
+	dir := t.TempDir()
+	locked, gone, kept, added := sessionID(0x40), sessionID(0x41), sessionID(0x42), sessionID(0x43)
+	past := time.Now().Add(-time.Hour)
+	for _, id := range []string{locked, gone, kept} {
+		os.Chtimes(mkSession(t, dir, id, "s"), past, past) // old enough to be trusted
+	}
+	var early int
+	f := start(t, dir, fixtureOpts{mode: ModeNotify, setup: func(w *Watcher) {
+		w.testHookEarly = func() {
+			early++
+			lock := filepath.Join(dir, locked, "inuse.4194000.lock")
+			os.WriteFile(lock, []byte("4194000\n"), 0o644)
+			os.Chtimes(lock, past, past)
+			os.RemoveAll(filepath.Join(dir, gone))
+			mkSession(t, dir, added, "s")
+		}
+	}})
+	if early != 1 {
+		t.Fatalf("the early listing ran %d times, want 1: this test exercises nothing", early)
+	}
+	f.rec.waitSession(t, locked, "the lock written before its watch", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
+	f.rec.waitRemoved(t, gone)
+	f.rec.waitSession(t, added, "the session created before the watches", func(sessionlocks.Session) bool { return true })
+	if !f.e.Watched() {
+		t.Fatal("the engine does not trust the watcher after start")
+	}
+	ss, err := f.e.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, s := range ss {
+		got[s.ID] = len(s.Holders)
+	}
+	if want := map[string]int{locked: 1, kept: 0, added: 0}; !maps.Equal(got, want) {
+		t.Fatalf("the trusted engine lists %v, want %v", got, want)
 	}
 }

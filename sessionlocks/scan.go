@@ -514,17 +514,22 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 			read = true
 		}
 		var refs []lockRef
-		metaDue := old != nil && now.Sub(old.metaAt) >= e.cache.ttl
+		// A snapshot read before the watcher's last Mark and confirmed by a
+		// scan after it is stored again, stamped with this scan's epoch:
+		// the stats here came after every watch was in place, so TrustSince
+		// keeps it (the watcher lists once before it adds its watches).
+		// Confirming it takes workspace.yaml's stat too: rewritten in place,
+		// it leaves the directory's mtime alone, and a trusted snapshot is
+		// not looked at again until its directory changes.
+		marked := e.marked.Load()
+		restamp := old != nil && old.epoch < marked && epoch >= marked
+		metaDue := old != nil && (restamp || now.Sub(old.metaAt) >= e.cache.ttl)
 		if old != nil {
 			// The holders' files are stat'ed afresh: their identity is part
 			// of the probe cache's key and what a removal checks against.
 			refs = e.lockRefs(id, dir, old.names)
 		}
-		// A snapshot read before the watcher's last Mark and confirmed by a
-		// scan after it is stored again, stamped with this scan's epoch:
-		// the stat above came after every watch was in place, so TrustSince
-		// keeps it (the watcher lists once before it adds its watches).
-		if old != nil && !metaDue && slices.Equal(refs, old.refs) && (old.epoch >= e.marked.Load() || epoch < e.marked.Load()) {
+		if old != nil && !metaDue && slices.Equal(refs, old.refs) {
 			snap = old // nothing changed: no copy, no store
 		} else {
 			var fresh dirSnapshot

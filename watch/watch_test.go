@@ -582,9 +582,9 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 // engine trusting only what it confirmed.
 func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	dir := t.TempDir()
-	locked, gone, kept, added := sessionID(0x40), sessionID(0x41), sessionID(0x42), sessionID(0x43)
+	locked, gone, kept, added, renamed := sessionID(0x40), sessionID(0x41), sessionID(0x42), sessionID(0x43), sessionID(0x44)
 	past := time.Now().Add(-time.Hour)
-	for _, id := range []string{locked, gone, kept} {
+	for _, id := range []string{locked, gone, kept, renamed} {
 		os.Chtimes(mkSession(t, dir, id, "s"), past, past) // old enough to be trusted
 	}
 	var early int
@@ -596,6 +596,8 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 			os.Chtimes(lock, past, past)
 			os.RemoveAll(filepath.Join(dir, gone))
 			mkSession(t, dir, added, "s")
+			// Rewritten in place, which leaves the directory's mtime alone.
+			mkSession(t, dir, renamed, "renamed before its watch")
 		}
 	}})
 	if early != 1 {
@@ -604,6 +606,7 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	f.rec.waitSession(t, locked, "the lock written before its watch", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 	f.rec.waitRemoved(t, gone)
 	f.rec.waitSession(t, added, "the session created before the watches", func(sessionlocks.Session) bool { return true })
+	f.rec.waitSession(t, renamed, "the workspace.yaml rewritten before the watches", func(s sessionlocks.Session) bool { return s.Name == "renamed before its watch" })
 	if !f.e.Watched() {
 		t.Fatal("the engine does not trust the watcher after start")
 	}
@@ -614,8 +617,11 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	got := map[string]int{}
 	for _, s := range ss {
 		got[s.ID] = len(s.Holders)
+		if s.ID == renamed && s.Name != "renamed before its watch" {
+			t.Errorf("the trusted engine names %s %q, the name workspace.yaml had before its watch", s.ID, s.Name)
+		}
 	}
-	if want := map[string]int{locked: 1, kept: 0, added: 0}; !maps.Equal(got, want) {
+	if want := map[string]int{locked: 1, kept: 0, added: 0, renamed: 0}; !maps.Equal(got, want) {
 		t.Fatalf("the trusted engine lists %v, want %v", got, want)
 	}
 }

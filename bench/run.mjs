@@ -13,8 +13,9 @@
 // (the peer's per-lock cost), listing (peer vs ours at --sizes, plus idle
 // footprint at >= 1,000), push (notification latency), startup, binaries
 // (make cross). Other flags: --reps N (listing repetitions, default 10),
-// --reps-big N (at 10,000 sessions, default 3), --warm N (repeated calls per
-// server), --go-count N, --go-bench FILE (parse saved go test output instead
+// --reps-big N (at 10,000 sessions, default 3), --warm N (measured repeated
+// calls per server, default 10), --warmup N (calls before those, not
+// measured, default 3), --go-count N, --go-bench FILE (parse saved go test output instead
 // of running it), --push-samples N, --poll-samples N, --json FILE (raw
 // results, default bin/bench-results.json).
 //
@@ -43,6 +44,7 @@ const { values: opt } = parseArgs({
     reps: { type: 'string' },
     'reps-big': { type: 'string' },
     warm: { type: 'string' },
+    warmup: { type: 'string' },
     only: { type: 'string' },
     'go-count': { type: 'string' },
     'go-bench': { type: 'string' },
@@ -60,8 +62,13 @@ const cfg = {
   sizes: (opt.sizes ?? (quick ? '100,1000' : '100,1000,10000')).split(',').map(Number),
   reps: Number(opt.reps ?? (quick ? 3 : 10)),
   repsBig: Number(opt['reps-big'] ?? 3), // at 10,000 sessions the peer takes seconds per listing
-  warm: Number(opt.warm ?? 10), // repeated calls per server; 5 at 10,000 sessions, where one call takes a while
-  warmBig: Number(opt.warm ?? 5),
+  warm: Number(opt.warm ?? 10), // measured repeated calls per server, at every size
+  // Calls made and not measured between the cold one and the warm ones. At
+  // 10,000 sessions each answer is ~20 MB of objects in the client, and its
+  // first few calls are slowed by V8 growing its heap to fit them (40-140 ms,
+  // then 10-40 ms): the median of 5 calls straight after the cold one
+  // measured that warm-up more than the steady state the IDE lives in.
+  warmup: Number(opt.warmup ?? 3),
   goCount: Number(opt['go-count'] ?? (quick ? 1 : 5)),
   pushSamples: Number(opt['push-samples'] ?? (quick ? 8 : 30)),
   pollSamples: Number(opt['poll-samples'] ?? (quick ? 3 : 16)), // p50 of a delay spread over two poll intervals: 8 samples gave 0.6-1.3 s on one build
@@ -199,8 +206,8 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const warmCalls = count >= 10000 ? cfg.warmBig : cfg.warm;
-    const row = { count, mix: sd.mix, reps, warmCalls, peer: [], cold: [], coldBare: [], warm: [], coldCached: [], check: null };
+    const warmCalls = cfg.warm;
+    const row = { count, mix: sd.mix, reps, warmCalls, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], coldCached: [], check: null };
     for (let i = 0; i < reps; i++) {
       // Alternate which tool goes first, so that neither always runs right after the other's work.
       let peer;
@@ -218,9 +225,9 @@ async function listingPhase() {
           row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
           const warm = [];
           let last = cold.result;
-          for (let j = 0; j < warmCalls; j++) {
+          for (let j = 0; j < cfg.warmup + warmCalls; j++) {
             const r = await side.request('listSessions', {});
-            warm.push(r.ms);
+            if (j >= cfg.warmup) warm.push(r.ms);
             last = r.result;
           }
           row.warm.push(median(warm));

@@ -163,9 +163,13 @@ export function render(R) {
     md.push('warm are the same for it). Ours cold: a freshly spawned `sessionlocks serve` (default flags, as the IDE spawns it) that has');
     md.push('answered `status`, then its first `listSessions {}`; its watcher starts with a scan, so some verdicts may already be');
     md.push('cached. "No watcher" is the same first call on a server started with `--no-watch`: an empty cache, every holder probed.');
-    md.push(`Ours warm: the median of the next ${[...new Set(R.listing.map((r) => r.warmCalls ?? R.config?.warm))].join(' or ')} calls on the first server, one after another (the probe`);
+    const warmup = [...new Set(R.listing.map((r) => r.warmup ?? 0))].join(' or ');
+    md.push(`Ours warm: on the first server, after ${warmup} unmeasured calls, the median of the next ${[...new Set(R.listing.map((r) => r.warmCalls ?? R.config?.warm))].join(' or ')} calls, one after another (the probe`);
     md.push('cache keeps verdicts 3 s). Times are round trips seen by the Node client, including JSON encoding of every Session and');
-    md.push('JSON.parse in Node. The peer reads no `workspace.yaml`; the sidecar returns each session\'s metadata too.');
+    md.push('JSON.parse in Node. The peer reads no `workspace.yaml`; the sidecar returns each session\'s metadata too. The unmeasured');
+    md.push('calls let V8 grow its heap to the size of an answer (at 10,000 sessions ~20 MB of objects, which outgrows its young');
+    md.push('generation: the first calls after the cold one took 40-140 ms, later ones 10-40 ms, the slow ones being those with a');
+    md.push('full collection); what remains of that collection cost in Node is part of every warm figure here.');
     const cachedCold = R.listing.map((r) => median(r.coldCached ?? [])).filter((v) => v > 0);
     if (cachedCold.length) md.push(`In this run the cold answers had ${R.listing.map((r) => `${Math.round(100 * median(r.coldCached ?? []))}%`).join(', ')} of their holders from the cache (median per size).`);
 

@@ -413,6 +413,9 @@ type Method struct {
 	Errors []ErrorCode
 
 	call func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
+	// ordered answers are never sent after a sessionsChanged that is newer
+	// than they are (see handler.serve).
+	ordered bool
 }
 
 // Notification describes one notification of the protocol.
@@ -441,10 +444,10 @@ const (
 
 // Methods is the method table.
 var Methods = []Method{
-	method(MethodListSessions,
+	ordered(method(MethodListSessions,
 		"Lists the sessions in the state directory with the verdict on every lock holder, newest updatedAt first; verdicts may come from the probe cache.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
-		(*Server).listSessions),
+		(*Server).listSessions)),
 	method(MethodCanResume,
 		"Judges one session afresh (never from the cache) and says whether the IDE may resume it without asking.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},

@@ -68,6 +68,9 @@ type Options struct {
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
 	sequential bool
+	// testHookAnswered, if set, is called when an ordered answer has been
+	// made and before it is checked against the notifications sent since.
+	testHookAnswered func(method string)
 }
 
 // Server answers JSON-RPC requests about one state directory.
@@ -209,6 +212,12 @@ type handler struct {
 	wg      sync.WaitGroup
 	seq     uint64
 	slots   chan struct{}
+
+	// order is held while a notification is written, and while an ordered
+	// answer (listSessions) checks that none was written since it was
+	// begun and is written; noted counts notifications written.
+	order sync.Mutex
+	noted atomic.Uint64
 }
 
 // maxInflight bounds the requests running at once. The IDE sends a handful;
@@ -277,17 +286,69 @@ func (h *handler) finish(id jsonrpc2.ID, seq uint64, cancel context.CancelFunc) 
 }
 
 func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
-	start := time.Now()
-	result, err := h.call(ctx, req, m)
-	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", float64(time.Since(start).Microseconds())/1000)
 	if req.Notif {
-		if err != nil {
-			log.Warn("notification failed", "error", err)
+		if _, err := h.call(ctx, req, m); err != nil {
+			h.s.log.Warn("notification failed", "method", req.Method, "error", err)
 		}
 		return
 	}
+	ordered := m != nil && m.ordered
+	for attempt := 1; ; attempt++ {
+		noted := h.noted.Load()
+		a := h.answer(ctx, req, m)
+		if !ordered {
+			h.send(a)
+			return
+		}
+		if hook := h.s.opts.testHookAnswered; hook != nil {
+			hook(req.Method)
+		}
+		// An answer made before a sessionsChanged that was sent while it
+		// was being made would reach the client after that notification
+		// and undo it in a view rebuilt from the answer: no later
+		// notification would put it right. Made again instead; a
+		// notification sent after the answer is newer than it, or repeats it.
+		h.order.Lock()
+		if h.noted.Load() == noted || attempt == maxAnswerAttempts {
+			h.send(a)
+			h.order.Unlock()
+			return
+		}
+		h.order.Unlock()
+		a.release()
+		h.s.log.Debug("answer made again: sessionsChanged was sent while it was being made", "method", req.Method, "id", req.ID.String(), "attempt", attempt)
+	}
+}
+
+// maxAnswerAttempts bounds how often an ordered answer is made again while
+// notifications keep coming; the last one is sent whatever was notified
+// meanwhile (the watcher coalesces bursts, so this takes a change every
+// few milliseconds for as long).
+const maxAnswerAttempts = 4
+
+// answer is one request's encoded answer, ready to send.
+type answer struct {
+	msg    []byte
+	pooled *[]byte // msg is in it, with frameRoom bytes in front for writeFramed
+	log    *slog.Logger
+}
+
+// release returns a pooled answer's buffer unsent.
+func (a answer) release() {
+	if a.pooled != nil && cap(a.msg) <= maxPooledMsg {
+		*a.pooled = a.msg[:0]
+		msgBufs.Put(a.pooled)
+	}
+}
+
+// answer runs the request and encodes its result or error. msg is nil only
+// when not even an error could be encoded (it then has been logged).
+func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) answer {
+	start := time.Now()
+	result, err := h.call(ctx, req, m)
+	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", float64(time.Since(start).Microseconds())/1000)
 	var body, msg []byte
-	var pooled *[]byte // msg is in it, with frameRoom bytes in front for writeFramed
+	var pooled *[]byte
 	if se, ok := result.(selfEncoding); ok && err == nil && se.encoder() != nil {
 		// Encoded straight into a reused buffer behind the envelope and
 		// room for the frame's header: a listSessions answer is large,
@@ -311,26 +372,36 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		} else {
 			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
 		}
-		msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"})
-	} else {
-		log.Debug("request answered", "bytes", len(body))
-		if pooled == nil {
-			msg, err = appendResult(req.ID, body)
+		if msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"}); err != nil {
+			log.Error("encoding the error answer failed", "error", err)
+			return answer{log: log}
+		}
+		return answer{msg: msg, log: log}
+	}
+	log.Debug("request answered", "bytes", len(body))
+	if pooled == nil {
+		if msg, err = appendResult(req.ID, body); err != nil {
+			log.Error("encoding the answer failed", "error", err)
+			return answer{log: log}
 		}
 	}
+	return answer{msg: msg, pooled: pooled, log: log}
+}
+
+// send writes an answer and gives its buffer back.
+func (h *handler) send(a answer) {
+	var err error
 	switch {
-	case err != nil:
-	case pooled != nil:
-		err = h.stream.writeFramed(msg)
-		if cap(msg) <= maxPooledMsg {
-			*pooled = msg[:0]
-			msgBufs.Put(pooled)
-		}
+	case a.msg == nil:
+		return
+	case a.pooled != nil:
+		err = h.stream.writeFramed(a.msg)
+		a.release()
 	default:
-		err = h.stream.writeFrame(msg)
+		err = h.stream.writeFrame(a.msg)
 	}
 	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
-		log.Warn("sending the answer failed", "error", err)
+		a.log.Warn("sending the answer failed", "error", err)
 	}
 }
 
@@ -348,7 +419,13 @@ func (h *handler) notify(method string, params any) error {
 	msg = append(msg, body...)
 	msg = append(msg, '}')
 	h.s.log.Debug("notifying", "method", method, "bytes", len(body))
-	return h.stream.writeFrame(msg)
+	h.order.Lock()
+	defer h.order.Unlock()
+	if err := h.stream.writeFrame(msg); err != nil {
+		return err
+	}
+	h.noted.Add(1)
+	return nil
 }
 
 // errorResponse is an error answer, members in jsonrpc2.Response's order.
@@ -493,6 +570,13 @@ func methodNotFound(name string) *Error {
 
 // method builds a table entry: it decodes the params strictly into a P and
 // calls f.
+// ordered marks m as a method whose answer a client may rebuild its view
+// of the sessions from.
+func ordered(m Method) Method {
+	m.ordered = true
+	return m
+}
+
 func method[P, R any](name, summary string, errs []ErrorCode, f func(*Server, context.Context, *P) (*R, error)) Method {
 	return Method{
 		Name:    name,

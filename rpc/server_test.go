@@ -405,6 +405,73 @@ func TestNotificationsWaitForFraming(t *testing.T) {
 	}
 }
 
+// TestAnswerNeverUndoesANotification: a listSessions answer made before a
+// change, whose sessionsChanged goes out while the answer is on its way,
+// is made again rather than sent after the notification (a client that
+// rebuilds its view from the answer would otherwise show the old state
+// until the session changed again).
+func TestAnswerNeverUndoesANotification(t *testing.T) {
+	dir := makeState(t, 3, nil)
+	id := "00000001-0000-4000-8000-000000000000"
+	e := engineFor(dir)
+	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
+	if err != nil {
+		t.Skipf("watcher unavailable: %v", err)
+	}
+	notified := make(chan struct{}, 10)
+	var mu sync.Mutex
+	var seen []string // what reached the client, in order
+	var answers int
+	opts := Options{Engine: e, Watcher: w, testHookAnswered: func(string) {
+		mu.Lock()
+		answers++
+		first := answers == 1
+		mu.Unlock()
+		if !first {
+			return
+		}
+		// The answer is made: now the session changes, and its
+		// notification reaches the client before the answer is sent.
+		writeSession(t, dir, id, []int{deadPID})
+		select {
+		case <-notified:
+		case <-time.After(10 * time.Second):
+			t.Error("no sessionsChanged for the lock written")
+		}
+	}}
+	c := connect(t, opts, ClientOptions{OnNotification: func(method string, params json.RawMessage) {
+		var p SessionsChangedParams
+		if method == NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
+			for _, s := range p.Changed {
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("notified %s with %d holders", s.ID, len(s.Holders)))
+				mu.Unlock()
+				if s.ID == id && len(s.Holders) == 1 {
+					notified <- struct{}{}
+				}
+			}
+		}
+	}})
+	waitFor(t, func() bool { return w.Stats().Watching && e.Watched() })
+	var res ListSessionsResult
+	if err := c.Call(context.Background(), MethodListSessions, nil, &res); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range res.Sessions {
+		if s.ID == id {
+			seen = append(seen, fmt.Sprintf("answered %s with %d holders", s.ID, len(s.Holders)))
+			if len(s.Holders) != 1 {
+				t.Errorf("the answer came after the notification and undid it; the client saw:\n%s", strings.Join(seen, "\n"))
+			}
+		}
+	}
+	if answers != 2 {
+		t.Errorf("the answer was made %d times, want 2 (once more after the notification)", answers)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

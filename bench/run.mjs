@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoBench, runGoBench } from './lib/gobench.mjs';
 import { cleanup, installCleanup, kill, killAndWait, removeDir, tempDir } from './lib/procs.mjs';
-import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar } from './lib/sidecar.mjs';
+import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar, WireSidecar } from './lib/sidecar.mjs';
 import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
 import { median, now, quantile, sleep } from './lib/stats.mjs';
 import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
@@ -207,7 +207,7 @@ async function listingPhase() {
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
     const warmCalls = cfg.warm;
-    const row = { count, mix: sd.mix, reps, warmCalls, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], coldCached: [], check: null };
+    const row = { count, mix: sd.mix, reps, warmCalls, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWire: [], coldCached: [], check: null };
     for (let i = 0; i < reps; i++) {
       // Alternate which tool goes first, so that neither always runs right after the other's work.
       let peer;
@@ -246,18 +246,36 @@ async function listingPhase() {
           await side.close();
         }
       };
+      // Warm again, counting only the answer's bytes arriving: the
+      // sidecar's share of the warm figure, without the client's parsing.
+      const runOursWire = async () => {
+        const side = await WireSidecar.start({ stateDir: sd.stateDir });
+        try {
+          await side.request('listSessions');
+          const warm = [];
+          for (let j = 0; j < cfg.warmup + warmCalls; j++) {
+            const r = await side.request('listSessions');
+            if (j >= cfg.warmup) warm.push(r.ms);
+          }
+          row.warmWire.push(median(warm));
+        } finally {
+          await side.close();
+        }
+      };
       let ours;
       if (i % 2 === 0) {
         await runPeer();
         ours = await runOurs();
         await runOursBare();
+        await runOursWire();
       } else {
+        await runOursWire();
         await runOursBare();
         ours = await runOurs();
         await runPeer();
       }
       if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
-      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms`);
+      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
     }
     R.listing.push(row);
     if (count >= 1000) {

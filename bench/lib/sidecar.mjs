@@ -185,3 +185,75 @@ export function cpuSeconds(pid) {
     return (Number(f[11]) + Number(f[12])) / 100;
   }
 }
+
+/**
+ * WireSidecar is `sessionlocks serve` spoken to with bare Content-Length
+ * frames: a request goes out, and its answer counts as received once its
+ * last byte is in the benchmark's process. Nothing is parsed, so its round
+ * trips are the sidecar's share of a listing (the engine, encoding, the
+ * pipe) without the client's JSON.parse and the garbage collection of what
+ * that builds, which the IDE pays on its side.
+ */
+export class WireSidecar {
+  static async start({ stateDir, args = [] }) {
+    const s = new WireSidecar();
+    s.child = spawnTracked(BINARY, ['serve', '--state-dir', stateDir, ...args], { stdio: ['pipe', 'pipe', 'ignore'] });
+    s.child.stdin.on('error', () => {});
+    s.exited = exited(s.child);
+    s.chunks = [];
+    s.have = 0;
+    s.need = -1;
+    s.pending = null;
+    s.nextID = 1;
+    s.child.stdout.on('data', (c) => {
+      s.chunks.push(c);
+      s.have += c.length;
+      s.#frame();
+    });
+    s.exited.then(() => s.pending?.reject(new Error(`sidecar exited (${s.child.exitCode ?? s.child.signalCode})`)));
+    await s.request('status');
+    return s;
+  }
+
+  // #frame settles the pending request once a whole frame is in.
+  #frame() {
+    if (this.need < 0) {
+      const buf = Buffer.concat(this.chunks);
+      this.chunks = [buf];
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const m = /content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'));
+      if (!m) throw new Error(`bad frame header: ${buf.subarray(0, end).toString('latin1')}`);
+      this.need = end + 4 + Number(m[1]);
+    }
+    if (this.have < this.need) return;
+    const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    const rest = buf.subarray(this.need);
+    const bytes = this.need;
+    this.chunks = rest.length ? [rest] : [];
+    this.have = rest.length;
+    this.need = -1;
+    const p = this.pending;
+    this.pending = null;
+    p?.resolve(bytes);
+    if (this.have) this.#frame();
+  }
+
+  /** request sends one request and resolves with {bytes, ms} once its answer's last byte arrived. */
+  async request(method, params = {}) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextID++, method, params });
+    const t0 = now();
+    const bytes = await new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.child.stdin.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+    return { bytes, ms: now() - t0 };
+  }
+
+  async close() {
+    this.child.stdin.end();
+    const t = setTimeout(() => kill(this.child), 2000);
+    await this.exited;
+    clearTimeout(t);
+  }
+}

@@ -145,8 +145,13 @@ type dirSnapshot struct {
 	meta   metadata
 	metaID fileID // workspace.yaml as parsed; zero if absent
 	metaAt time.Time
-	refs   []lockRef // the holders' files as last stat'ed; reused only while watched
-	epoch  uint64    // the engine's epoch when the scan that read it began (see TrustSince)
+	// metaRead is when workspace.yaml was last read (UnixNano): its
+	// identity vouches for its content only if it was older than
+	// racyWindow then (a same-size rewrite within one timestamp tick
+	// leaves the identity as it was).
+	metaRead int64
+	refs     []lockRef // the holders' files as last stat'ed; reused only while watched
+	epoch    uint64    // the engine's epoch when the scan that read it began (see TrustSince)
 }
 
 func newDirCache() *dirCache {

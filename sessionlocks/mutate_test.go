@@ -3,6 +3,7 @@
 package sessionlocks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -446,6 +447,45 @@ func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
 	}
 	if ss[1].State != StateFree {
 		t.Errorf("the snapshot read after the mark was not kept (%s): TrustSince dropped it like SetWatched", ss[1].State)
+	}
+}
+
+// TestConfirmingRereadsARacyWorkspaceYAML: the watcher's confirmation of
+// a snapshot read before its watches checks workspace.yaml by its
+// identity, which a same-size rewrite within one timestamp tick of the read
+// leaves as it was. A file that young when read is read again.
+func TestConfirmingRereadsARacyWorkspaceYAML(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	ws := filepath.Join(dir, "workspace.yaml")
+	tick := time.Now().Add(-100 * time.Millisecond) // the file's one timestamp tick, just before the read
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(ws, tick, tick)
+	os.Chtimes(dir, past, past) // an old directory: its snapshot is confirmed by its stat
+	e := newEngine(t, sd, settle)
+	if ss, err := e.List(ctx); err != nil || len(ss) != 1 || ss[0].Name != "Session s" {
+		t.Fatalf("first listing: %+v, %v", ss, err)
+	}
+	// Rewritten in place, the same size, within the same tick: nothing of
+	// its identity (inode, size, mtime) or its directory's changes.
+	b, _ := os.ReadFile(ws)
+	if err := os.WriteFile(ws, bytes.Replace(b, []byte("Session s"), []byte("Renamed s"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(ws, tick, tick)
+	os.Chtimes(dir, past, past)
+	mark := e.Mark()
+	if _, err := e.List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.TrustSince(mark)
+	ss, err := e.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss[0].Name != "Renamed s" {
+		t.Errorf("the trusted snapshot names the session %q: workspace.yaml, racy when read, was trusted by its identity", ss[0].Name)
 	}
 }
 

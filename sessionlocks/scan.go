@@ -605,7 +605,7 @@ func (e *Engine) sessionDirErr(dir string, err error) (bool, error) {
 // prev is the metadata read last time, kept if workspace.yaml is caught
 // mid-rewrite.
 func (e *Engine) snapshotOf(dir string, sd sessionDir, now time.Time, prev metadata) dirSnapshot {
-	snap := dirSnapshot{path: dir, dir: sd.id, readAt: now, metaAt: now, meta: prev}
+	snap := dirSnapshot{path: dir, dir: sd.id, readAt: now, metaAt: now, metaRead: now.UnixNano(), meta: prev}
 	snap.names = sd.names
 	sort.Strings(snap.names)
 	if sd.hasMeta {
@@ -620,12 +620,13 @@ func (e *Engine) snapshotOf(dir string, sd sessionDir, now time.Time, prev metad
 func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
 	snap.metaAt = now
 	path := dir + string(os.PathSeparator) + "workspace.yaml"
-	if snap.metaID.exists() {
+	if snap.metaID.exists() && snap.metaRead-snap.metaID.mtime >= int64(racyWindow) {
 		if id, err := lstatID(path); err == nil && id == snap.metaID {
 			return
 		}
 	}
 	b, id, err := readRegular(path, maxWorkspaceYAML)
+	snap.metaRead = now.UnixNano()
 	e.applyMeta(snap, dir, b, id, err)
 }
 

@@ -292,24 +292,23 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		}
 		return
 	}
-	ordered := m != nil && m.ordered
-	for attempt := 1; ; attempt++ {
+	if m == nil || !m.ordered {
+		h.send(h.answer(ctx, req, m))
+		return
+	}
+	// An answer made before a sessionsChanged that was sent while it was
+	// being made would reach the client after that notification and undo
+	// it in a view rebuilt from the answer: no later notification would put
+	// it right. It is made again instead; a notification sent after the
+	// answer is newer than it, or repeats it.
+	for attempt := 1; attempt < maxAnswerAttempts; attempt++ {
 		noted := h.noted.Load()
 		a := h.answer(ctx, req, m)
-		if !ordered {
-			h.send(a)
-			return
-		}
 		if hook := h.s.opts.testHookAnswered; hook != nil {
 			hook(req.Method)
 		}
-		// An answer made before a sessionsChanged that was sent while it
-		// was being made would reach the client after that notification
-		// and undo it in a view rebuilt from the answer: no later
-		// notification would put it right. Made again instead; a
-		// notification sent after the answer is newer than it, or repeats it.
 		h.order.Lock()
-		if h.noted.Load() == noted || attempt == maxAnswerAttempts {
+		if h.noted.Load() == noted {
 			h.send(a)
 			h.order.Unlock()
 			return
@@ -318,12 +317,23 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		a.release()
 		h.s.log.Debug("answer made again: sessionsChanged was sent while it was being made", "method", req.Method, "id", req.ID.String(), "attempt", attempt)
 	}
+	// Changes keep coming: the last attempt holds notifications back while
+	// it is made and sent. Nothing an answer waits for waits for a
+	// notification to be sent: the watcher's first listing (awaitBaseline)
+	// is done before it notifies anything, and a listing shared with the
+	// watcher ends before the watcher notifies what it found.
+	h.order.Lock()
+	defer h.order.Unlock()
+	a := h.answer(ctx, req, m)
+	if hook := h.s.opts.testHookAnswered; hook != nil {
+		hook(req.Method)
+	}
+	h.send(a)
 }
 
-// maxAnswerAttempts bounds how often an ordered answer is made again while
-// notifications keep coming; the last one is sent whatever was notified
-// meanwhile (the watcher coalesces bursts, so this takes a change every
-// few milliseconds for as long).
+// maxAnswerAttempts bounds how often an ordered answer is made while
+// notifications keep coming; the last attempt holds them back (the watcher
+// coalesces bursts, so this takes a change every few milliseconds).
 const maxAnswerAttempts = 4
 
 // answer is one request's encoded answer, ready to send.
@@ -421,11 +431,10 @@ func (h *handler) notify(method string, params any) error {
 	h.s.log.Debug("notifying", "method", method, "bytes", len(body))
 	h.order.Lock()
 	defer h.order.Unlock()
-	if err := h.stream.writeFrame(msg); err != nil {
-		return err
-	}
+	// Counted before it is written: an answer begun from here on is
+	// newer than this notification, and need not be made again for it.
 	h.noted.Add(1)
-	return nil
+	return h.stream.writeFrame(msg)
 }
 
 // errorResponse is an error answer, members in jsonrpc2.Response's order.

@@ -447,7 +447,10 @@ func TestAnswerNeverUndoesANotification(t *testing.T) {
 				seen = append(seen, fmt.Sprintf("notified %s with %d holders", s.ID, len(s.Holders)))
 				mu.Unlock()
 				if s.ID == id && len(s.Holders) == 1 {
-					notified <- struct{}{}
+					select {
+					case notified <- struct{}{}:
+					default:
+					}
 				}
 			}
 		}
@@ -469,6 +472,111 @@ func TestAnswerNeverUndoesANotification(t *testing.T) {
 	}
 	if answers != 2 {
 		t.Errorf("the answer was made %d times, want 2 (once more after the notification)", answers)
+	}
+}
+
+// TestAnswerUnderAStreamOfChanges: while changes keep coming, a
+// listSessions answer is made at most maxAnswerAttempts times, and the last
+// attempt holds notifications back until it is sent, so that a client that
+// applies what it reads in order ends with every change.
+func TestAnswerUnderAStreamOfChanges(t *testing.T) {
+	dir := makeState(t, maxAnswerAttempts+1, nil)
+	id := func(n int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", n) }
+	e := engineFor(dir)
+	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
+	if err != nil {
+		t.Skipf("watcher unavailable: %v", err)
+	}
+	var mu sync.Mutex
+	view := map[string]int{} // holders per session, as a client applying each message in order sees them
+	locked := make(chan string, 100)
+	var answers int
+	heldBack := true
+	waitLocked := func(want string, d time.Duration) bool {
+		for timeout := time.After(d); ; {
+			select {
+			case got := <-locked:
+				if got == want {
+					return true
+				}
+			case <-timeout:
+				return false
+			}
+		}
+	}
+	opts := Options{Engine: e, Watcher: w, testHookAnswered: func(string) {
+		mu.Lock()
+		answers++
+		n := answers
+		mu.Unlock()
+		if n > maxAnswerAttempts {
+			return
+		}
+		// A change after every attempt; its notification reaches the
+		// client at once, except after the last attempt, which holds it
+		// back until the answer is out.
+		writeSession(t, dir, id(n), []int{deadPID})
+		switch got := waitLocked(id(n), 300*time.Millisecond); {
+		case !got && n < maxAnswerAttempts:
+			t.Errorf("attempt %d: no notification for %s", n, id(n))
+		case got && n == maxAnswerAttempts:
+			heldBack = false
+			t.Errorf("the change made during the last attempt was notified before its answer was sent")
+		}
+	}}
+	c := connect(t, opts, ClientOptions{Trace: func(in bool, body []byte) {
+		if !in {
+			return
+		}
+		var m struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var notes []string
+		if m.Method == NotifySessionsChanged {
+			var p SessionsChangedParams
+			json.Unmarshal(m.Params, &p)
+			for _, s := range p.Changed {
+				view[s.ID] = len(s.Holders)
+				if len(s.Holders) > 0 {
+					notes = append(notes, s.ID)
+				}
+			}
+		} else if len(m.Result) > 0 {
+			var r ListSessionsResult
+			if json.Unmarshal(m.Result, &r) == nil && r.Sessions != nil {
+				clear(view)
+				for _, s := range r.Sessions {
+					view[s.ID] = len(s.Holders)
+				}
+			}
+		}
+		for _, n := range notes {
+			locked <- n
+		}
+	}})
+	waitFor(t, func() bool { return w.Stats().Watching && e.Watched() })
+	if err := c.Call(context.Background(), MethodListSessions, nil, new(json.RawMessage)); err != nil {
+		t.Fatal(err)
+	}
+	if heldBack && !waitLocked(id(maxAnswerAttempts), 10*time.Second) {
+		t.Fatalf("no notification for the change made during the last attempt")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if answers != maxAnswerAttempts {
+		t.Errorf("the answer was made %d times, want %d", answers, maxAnswerAttempts)
+	}
+	for n := 1; n <= maxAnswerAttempts; n++ {
+		if view[id(n)] != 1 {
+			t.Errorf("the client's view has %d holders for %s, whose lock was notified: an answer undid its notification", view[id(n)], id(n))
+		}
 	}
 }
 

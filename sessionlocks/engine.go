@@ -276,12 +276,13 @@ var _ context.Context
 // wall-clock step seen since the engine started (NTP fixing a bad clock, a
 // VM catching up after its host slept), which shifts every computed start
 // time against the lock times written before it.
-func (e *Engine) tolerance() time.Duration {
+// boot and bootErr are bootTime's answer, read once per verdict.
+func (e *Engine) tolerance(boot time.Time, bootErr error) time.Duration {
 	t := startTolerance
 	if e.boot0.IsZero() {
 		return t
 	}
-	if b, err := bootTime(); err == nil {
+	if b, err := boot, bootErr; err == nil {
 		d := b.Sub(e.boot0)
 		if d < 0 {
 			d = -d

@@ -93,7 +93,8 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 
 	p := readProc(r.pid)
 	h.Process = processOf(p)
-	tol := e.tolerance()
+	boot, bootErr := bootTime()
+	tol := e.tolerance(boot, bootErr)
 	writerAlive := p.state == procAlive && !p.start.IsZero() && !p.start.After(h.LockWrittenAt.Add(tol))
 	h.WriterVerified = writerAlive && isCopilotArgv(p.argv)
 
@@ -148,7 +149,7 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	}
 
 	// Rule 2.
-	if boot, err := bootTime(); err == nil && h.LockWrittenAt.Before(boot.Add(-tol)) {
+	if bootErr == nil && h.LockWrittenAt.Before(boot.Add(-tol)) {
 		return set(Stale, ReasonPredatesBoot, "%s was written at %s, before the machine booted at %s.", name, stamp(h.LockWrittenAt), stamp(boot))
 	}
 

@@ -25,12 +25,18 @@ var procBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
 // the whole record (stat is a few hundred bytes) in the first read when the
 // buffer is large enough, so reading on to EOF would only cost a syscall. A
 // command line longer than buf is cut, which is fine for recognising it.
-func readSmall(path string, buf []byte) (int, error) {
+// If st is not nil, it receives the file's fstat.
+func readSmall(path string, buf []byte, st *unix.Stat_t) (int, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
 	defer unix.Close(fd)
+	if st != nil {
+		if err := unix.Fstat(fd, st); err != nil {
+			return 0, err
+		}
+	}
 	for {
 		n, err := unix.Read(fd, buf)
 		if err == unix.EINTR {
@@ -46,7 +52,11 @@ func readProc(pid int) procInfo {
 	defer procBufs.Put(bp)
 	buf := *bp
 
-	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf)
+	// The owner of /proc/<pid>'s files is the process's effective uid (root
+	// for one that is not dumpable): the fstat of the open stat file says
+	// it without another walk of /proc.
+	var st unix.Stat_t
+	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf, &st)
 	if err != nil {
 		if err == unix.ENOENT || err == unix.ESRCH {
 			// /proc may hide other users' processes (hidepid): ask the
@@ -79,11 +89,8 @@ func readProc(pid int) procInfo {
 	}
 	info.state = procAlive
 
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/"+strconv.Itoa(pid), &st); err == nil {
-		info.uid = int(st.Uid)
-	}
-	n, err = readSmall("/proc/"+strconv.Itoa(pid)+"/cmdline", buf)
+	info.uid = int(st.Uid)
+	n, err = readSmall("/proc/"+strconv.Itoa(pid)+"/cmdline", buf, nil)
 	if err != nil {
 		info.err = fmt.Errorf("reading /proc/%d/cmdline: %w", pid, err)
 		return info
@@ -145,12 +152,12 @@ func splitArgv(b []byte) []string {
 // /proc/stat's whole-second btime. Process start times are offsets from it
 // (CLOCK_BOOTTIME counts suspend too, as /proc/<pid>/stat does).
 func bootTime() (time.Time, error) {
-	var rt, bt unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &rt); err != nil {
-		return time.Time{}, err
-	}
+	// The wall clock from time.Now, which reads it without a system call;
+	// CLOCK_BOOTTIME has no such path in Go.
+	rt := time.Now().Round(0)
+	var bt unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &bt); err != nil {
 		return time.Time{}, err
 	}
-	return time.Unix(rt.Unix()).Add(-time.Duration(bt.Nano())), nil
+	return rt.Add(-time.Duration(bt.Nano())), nil
 }

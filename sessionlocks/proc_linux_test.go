@@ -1,6 +1,12 @@
 package sessionlocks
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
 
 func TestParseStat(t *testing.T) {
 	// comm may hold spaces and parentheses; fields are counted from the last ')'.
@@ -13,5 +19,45 @@ func TestParseStat(t *testing.T) {
 		if _, _, _, err := parseStat([]byte(bad)); err == nil {
 			t.Errorf("parseStat(%q) accepted", bad)
 		}
+	}
+}
+
+// TestReadProcSelf: what readProc says of this very process agrees with
+// what the process knows of itself: the owner read from /proc is the one
+// Force compares with before it signals anything.
+func TestReadProcSelf(t *testing.T) {
+	p := readProc(os.Getpid())
+	if p.err != nil || p.state != procAlive {
+		t.Fatalf("readProc(self): state %v, err %v", p.state, p.err)
+	}
+	if p.uid != os.Geteuid() {
+		t.Errorf("uid %d, want %d", p.uid, os.Geteuid())
+	}
+	if p.ppid != os.Getppid() {
+		t.Errorf("ppid %d, want %d", p.ppid, os.Getppid())
+	}
+	if len(p.argv) == 0 || p.argv[0] != os.Args[0] {
+		t.Errorf("argv %q, want it to start with %q", p.argv, os.Args[0])
+	}
+	if d := time.Since(p.start); d < 0 || d > time.Hour {
+		t.Errorf("started %v ago", d)
+	}
+}
+
+// TestReadProcOwner: the owner of another user's process, as Force sees it
+// before refusing to signal it. Only root can start one.
+func TestReadProcOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start a process as another user")
+	}
+	const nobody = 65534
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("starting sleep as uid %d: %v", nobody, err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if p := readProc(cmd.Process.Pid); p.uid != nobody {
+		t.Errorf("uid %d, want %d (err %v)", p.uid, nobody, p.err)
 	}
 }

@@ -299,8 +299,9 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	// An answer made before a sessionsChanged that was sent while it was
 	// being made would reach the client after that notification and undo
 	// it in a view rebuilt from the answer: no later notification would put
-	// it right. It is made again instead; a notification sent after the
-	// answer is newer than it, or repeats it.
+	// it right. It is made again instead. (A notification sent after the
+	// answer describes a change the watcher saw; should the answer already
+	// show a later state, the watcher's notification of that follows.)
 	for attempt := 1; attempt < maxAnswerAttempts; attempt++ {
 		noted := h.noted.Load()
 		a := h.answer(ctx, req, m)

@@ -302,14 +302,26 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	// it right. It is made again instead. (A notification sent after the
 	// answer describes a change the watcher saw; should the answer already
 	// show a later state, the watcher's notification of that follows.)
-	for attempt := 1; attempt < maxAnswerAttempts; attempt++ {
+	//
+	// Should changes keep coming, the last attempt holds notifications back
+	// while it is made and sent. Nothing an answer waits for waits for a
+	// notification to be sent: the watcher's first listing (awaitBaseline)
+	// is done before it notifies anything, and a listing shared with the
+	// watcher ends before the watcher notifies what it found.
+	for attempt := 1; ; attempt++ {
+		last := attempt == maxAnswerAttempts
+		if last {
+			h.order.Lock()
+		}
 		noted := h.noted.Load()
 		a := h.answer(ctx, req, m)
 		if hook := h.s.opts.testHookAnswered; hook != nil {
 			hook(req.Method)
 		}
-		h.order.Lock()
-		if h.noted.Load() == noted {
+		if !last {
+			h.order.Lock()
+		}
+		if last || h.noted.Load() == noted {
 			h.send(a)
 			h.order.Unlock()
 			return
@@ -318,18 +330,6 @@ func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 		a.release()
 		h.s.log.Debug("answer made again: sessionsChanged was sent while it was being made", "method", req.Method, "id", req.ID.String(), "attempt", attempt)
 	}
-	// Changes keep coming: the last attempt holds notifications back while
-	// it is made and sent. Nothing an answer waits for waits for a
-	// notification to be sent: the watcher's first listing (awaitBaseline)
-	// is done before it notifies anything, and a listing shared with the
-	// watcher ends before the watcher notifies what it found.
-	h.order.Lock()
-	defer h.order.Unlock()
-	a := h.answer(ctx, req, m)
-	if hook := h.s.opts.testHookAnswered; hook != nil {
-		hook(req.Method)
-	}
-	h.send(a)
 }
 
 // maxAnswerAttempts bounds how often an ordered answer is made while
@@ -578,8 +578,6 @@ func methodNotFound(name string) *Error {
 	return newError(CodeMethodNotFound, msg, nil)
 }
 
-// method builds a table entry: it decodes the params strictly into a P and
-// calls f.
 // ordered marks m as a method whose answer a client may rebuild its view
 // of the sessions from.
 func ordered(m Method) Method {
@@ -587,6 +585,8 @@ func ordered(m Method) Method {
 	return m
 }
 
+// method builds a table entry: it decodes the params strictly into a P and
+// calls f.
 func method[P, R any](name, summary string, errs []ErrorCode, f func(*Server, context.Context, *P) (*R, error)) Method {
 	return Method{
 		Name:    name,

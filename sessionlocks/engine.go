@@ -275,15 +275,15 @@ var _ context.Context
 // was written and still be its writer: the clock granularity, widened by any
 // wall-clock step seen since the engine started (NTP fixing a bad clock, a
 // VM catching up after its host slept), which shifts every computed start
-// time against the lock times written before it.
-// boot and bootErr are bootTime's answer, read once per verdict.
+// time against the lock times written before it. boot and bootErr are
+// bootTime's answer, which the caller reads once per verdict.
 func (e *Engine) tolerance(boot time.Time, bootErr error) time.Duration {
 	t := startTolerance
 	if e.boot0.IsZero() {
 		return t
 	}
-	if b, err := boot, bootErr; err == nil {
-		d := b.Sub(e.boot0)
+	if bootErr == nil {
+		d := boot.Sub(e.boot0)
 		if d < 0 {
 			d = -d
 		}

@@ -341,11 +341,7 @@ func (s *syncBuffer) Bytes() []byte {
 func TestListingAtOnceWithAWatcher(t *testing.T) {
 	dir := makeState(t, 50, map[string][]int{"00000007-0000-4000-8000-000000000000": {deadPID}})
 	for range 5 {
-		e := engineFor(dir)
-		w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
-		if err != nil {
-			t.Skipf("watcher unavailable: %v", err)
-		}
+		e, w := watchedEngine(t, dir)
 		c := connect(t, Options{Engine: e, Watcher: w}, ClientOptions{})
 		var res ListSessionsResult
 		if err := c.Call(context.Background(), MethodListSessions, nil, &res); err != nil {
@@ -363,11 +359,7 @@ func TestNotificationsWaitForFraming(t *testing.T) {
 	for _, framing := range []Framing{FramingHeader, FramingLine} {
 		t.Run(framing.String(), func(t *testing.T) {
 			dir := makeState(t, 1, nil)
-			e := engineFor(dir)
-			w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
-			if err != nil {
-				t.Skipf("watcher unavailable: %v", err)
-			}
+			e, w := watchedEngine(t, dir)
 			notes := make(chan SessionsChangedParams, 10)
 			c := connect(t, Options{Engine: e, Watcher: w}, ClientOptions{
 				Framing: framing,
@@ -413,11 +405,7 @@ func TestNotificationsWaitForFraming(t *testing.T) {
 func TestAnswerNeverUndoesANotification(t *testing.T) {
 	dir := makeState(t, 3, nil)
 	id := "00000001-0000-4000-8000-000000000000"
-	e := engineFor(dir)
-	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
-	if err != nil {
-		t.Skipf("watcher unavailable: %v", err)
-	}
+	e, w := watchedEngine(t, dir)
 	notified := make(chan struct{}, 10)
 	var mu sync.Mutex
 	var seen []string // what reached the client, in order
@@ -482,11 +470,7 @@ func TestAnswerNeverUndoesANotification(t *testing.T) {
 func TestAnswerUnderAStreamOfChanges(t *testing.T) {
 	dir := makeState(t, maxAnswerAttempts+1, nil)
 	id := func(n int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", n) }
-	e := engineFor(dir)
-	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
-	if err != nil {
-		t.Skipf("watcher unavailable: %v", err)
-	}
+	e, w := watchedEngine(t, dir)
 	var mu sync.Mutex
 	view := map[string]int{} // holders per session, as a client applying each message in order sees them
 	locked := make(chan string, 100)
@@ -578,6 +562,18 @@ func TestAnswerUnderAStreamOfChanges(t *testing.T) {
 			t.Errorf("the client's view has %d holders for %s, whose lock was notified: an answer undid its notification", view[id(n)], id(n))
 		}
 	}
+}
+
+// watchedEngine is an engine for dir and a notify-mode watcher on it, for
+// a server to run; the test is skipped where no watcher can be made.
+func watchedEngine(t *testing.T, dir string) (*sessionlocks.Engine, *watch.Watcher) {
+	t.Helper()
+	e := engineFor(dir)
+	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
+	if err != nil {
+		t.Skipf("watcher unavailable: %v", err)
+	}
+	return e, w
 }
 
 func waitFor(t *testing.T, cond func() bool) {

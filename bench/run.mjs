@@ -206,8 +206,7 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const warmCalls = cfg.warm;
-    const row = { count, mix: sd.mix, reps, warmCalls, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWire: [], coldCached: [], check: null };
+    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWire: [], coldCached: [], check: null };
     for (let i = 0; i < reps; i++) {
       // Alternate which tool goes first, so that neither always runs right after the other's work.
       let peer;
@@ -223,14 +222,8 @@ async function listingPhase() {
           row.cold.push(cold.ms);
           const holders = cold.result.sessions.flatMap((s) => s.holders ?? []);
           row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
-          const warm = [];
           let last = cold.result;
-          for (let j = 0; j < cfg.warmup + warmCalls; j++) {
-            const r = await side.request('listSessions', {});
-            if (j >= cfg.warmup) warm.push(r.ms);
-            last = r.result;
-          }
-          row.warm.push(median(warm));
+          row.warm.push(await warmMedian(side, (r) => (last = r.result)));
           return { cold: cold.result, last };
         } finally {
           await side.close();
@@ -252,12 +245,7 @@ async function listingPhase() {
         const side = await WireSidecar.start({ stateDir: sd.stateDir });
         try {
           await side.request('listSessions');
-          const warm = [];
-          for (let j = 0; j < cfg.warmup + warmCalls; j++) {
-            const r = await side.request('listSessions');
-            if (j >= cfg.warmup) warm.push(r.ms);
-          }
-          row.warmWire.push(median(warm));
+          row.warmWire.push(await warmMedian(side));
         } finally {
           await side.close();
         }
@@ -291,6 +279,21 @@ async function listingPhase() {
     await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
     removeDir(sd.root);
   }
+}
+
+/**
+ * warmMedian makes cfg.warmup unmeasured listSessions calls on side (a
+ * Sidecar or WireSidecar that has answered its cold one), then cfg.warm
+ * measured ones, and returns their median time; each answer goes to seen.
+ */
+async function warmMedian(side, seen = () => {}) {
+  const ms = [];
+  for (let j = 0; j < cfg.warmup + cfg.warm; j++) {
+    const r = await side.request('listSessions', {});
+    if (j >= cfg.warmup) ms.push(r.ms);
+    seen(r);
+  }
+  return median(ms);
 }
 
 /** checkAnswers compares both tools' answers with what the generator planted. */

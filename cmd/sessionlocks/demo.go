@@ -102,10 +102,14 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 	// A lock in the pre-.hold format naming a live process that started
 	// after the lock was written: the PID was reused. The process is this
 	// REPL, which outlives the demo.
+	// Written ten minutes before it started, or, on a machine that booted
+	// later than that (a fresh CI machine), halfway between boot (pid 1's
+	// start, never earlier) and this REPL's start: a lock older than the
+	// boot reads predates-boot instead.
 	me := os.Getpid()
 	if start, err := sessionlocks.ProcessStart(me); err != nil {
 		d.note(reused.id, "stale", "not set up: "+err.Error())
-	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-10*time.Minute-30*time.Second)); err != nil {
+	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-reusedLockAge(start))); err != nil {
 		return d, err
 	} else {
 		d.note(reused.id, "stale", fmt.Sprintf("old-format .lock naming pid %d, which started after the lock was written (this REPL)", me))
@@ -215,4 +219,15 @@ func writeLock(stateDir, id string, pid int, written time.Time) error {
 		return err
 	}
 	return os.Chtimes(p, written, written)
+}
+
+// reusedLockAge is how long before this REPL started the demo's reused-PID
+// lock is dated: ten and a half minutes, or half the time since pid 1
+// started if that is less.
+func reusedLockAge(start time.Time) time.Duration {
+	age := 10*time.Minute + 30*time.Second
+	if boot, err := sessionlocks.ProcessStart(1); err == nil && start.Sub(boot)/2 < age {
+		age = start.Sub(boot) / 2
+	}
+	return age
 }

@@ -143,6 +143,8 @@ var masks = []struct {
 	// Durations in the engine's sentences.
 	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|s) ago`), "DURATION ago"},
 	{regexp.MustCompile(`started \d\d:\d\d`), "started HH:MM"},
+	// 10m, or less on a machine booted less than 21 minutes ago (reusedLockAge).
+	{regexp.MustCompile(`started \d+[smh]( \d+[sm])? after the lock`), "started DURATION after the lock"},
 	// The demo's unknown holder is pid 1, whatever it is on this machine.
 	{regexp.MustCompile(`(pid 1 is alive and older than the lock, but ).*( does not look like)`), "${1}CMD$2"},
 	{regexp.MustCompile(`pid 1 \([^)]*\)`), "pid 1 (NAME)"},

@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -31,6 +33,28 @@ type sessionJSON struct {
 	last     []sessionlocks.Session // the last whole listing encoded
 	lastEnts []*encodedSession      // its sessions' encodings
 	lastSize int                    // their length joined
+
+	// The encodings behind the last few answers that carry a version (see
+	// ListSessionsParams.Since), newest at versions[vnext-1], so that a
+	// later call naming one of them can be answered with what changed.
+	versions [versionsKept]versioned
+	vnext    int
+	vcount   uint64
+	nonce    string
+}
+
+// versionsKept is how many versioned answers are remembered. A client needs
+// one (the last answer it holds) plus one per call in flight; an ordered
+// answer may be made up to maxAnswerAttempts times before one is sent.
+const versionsKept = 8
+
+// versioned is one answer that carried a version: the encodings it joined,
+// in order. They are never modified once stored (encodedSession.json), so
+// an entry of a later listing that is the same pointer is, byte for byte,
+// the session the client already holds.
+type versioned struct {
+	version string
+	ents    []*encodedSession
 }
 
 type encodedSession struct {
@@ -42,8 +66,10 @@ type encodedSession struct {
 // appendList appends the JSON of a ListSessionsResult for these sessions
 // to dst, byte for byte what json.Marshal of the struct gives (the tests
 // hold it to that). With all set, the sessions are the whole state dir and
-// entries for sessions not among them are forgotten.
-func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []sessionlocks.Session, all bool) ([]byte, error) {
+// entries for sessions not among them are forgotten. A non-nil since is the
+// call's ListSessionsParams.Since: the answer then carries a version and,
+// when since names a remembered answer, is a delta against it.
+func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []sessionlocks.Session, all bool, since *string) ([]byte, error) {
 	dir, err := json.Marshal(stateDir)
 	if err != nil {
 		return nil, err
@@ -56,8 +82,21 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ents, size, err := c.encodings(ss, all)
+	if err != nil {
+		return nil, err
+	}
+	if since == nil {
+		return append(appendJoined(dst, ents, size), "]}"...), nil
+	}
+	return c.appendVersioned(dst, ents, size, *since), nil
+}
+
+// encodings returns the encodings of ss, reused where a session is
+// unchanged, and their length joined with commas.
+func (c *sessionJSON) encodings(ss []sessionlocks.Session, all bool) ([]*encodedSession, int, error) {
 	if all && len(ss) > 0 && len(ss) == len(c.last) && &ss[0] == &c.last[0] {
-		return append(appendJoined(dst, c.lastEnts, c.lastSize), "]}"...), nil
+		return c.lastEnts, c.lastSize, nil
 	}
 	if c.m == nil {
 		c.m = make(map[string]*encodedSession, len(ss))
@@ -73,7 +112,7 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 		}
 	}
 	if err := encodeSessions(ss, miss, ents); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	size := 0
 	for i, e := range ents {
@@ -93,7 +132,121 @@ func (c *sessionJSON) appendList(dst []byte, stateDir string, total int, ss []se
 	if all {
 		c.last, c.lastEnts, c.lastSize = ss, ents, size
 	}
-	return append(appendJoined(dst, ents, size), "]}"...), nil
+	return ents, size, nil
+}
+
+// appendVersioned ends an answer to a call that passed since (the sessions
+// array is open in dst): with every session when since names no remembered
+// answer, else with only the sessions that are not in that answer as they
+// were there, and delta.order to rebuild the rest from it. Then the
+// answer's version, which is the earlier one's when nothing differs.
+func (c *sessionJSON) appendVersioned(dst []byte, ents []*encodedSession, size int, since string) []byte {
+	var base *versioned
+	if since != "" {
+		for i := range c.versions {
+			if v := &c.versions[i]; v.version == since {
+				base = v
+				break
+			}
+		}
+	}
+	var order []int
+	var fresh []*encodedSession
+	if base != nil {
+		order, fresh = deltaOrder(base.ents, ents)
+	}
+	if base == nil || len(fresh) == len(ents) && len(ents) > 0 {
+		// Whole: there is no earlier answer, or nothing of it to refer to.
+		dst = appendJoined(dst, ents, size)
+		return appendVersion(append(dst, ']'), c.remember(ents), nil, "")
+	}
+	for i, e := range fresh {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e.json...)
+	}
+	version := base.version
+	sameList := len(ents) == len(base.ents) && (len(ents) == 0 || len(order) == 2 && order[0] == 0)
+	if !sameList {
+		version = c.remember(ents)
+	}
+	return appendVersion(append(dst, ']'), version, order, since)
+}
+
+// deltaOrder describes ents in terms of base. order is a list of steps:
+// a negative -k takes the next k sessions of the answer's own sessions
+// array (fresh, in order), and a pair start, count takes count sessions of
+// base from index start. A count is never 0, so the last number of order is
+// negative exactly when the last step is fresh sessions.
+func deltaOrder(base, ents []*encodedSession) (order []int, fresh []*encodedSession) {
+	if len(ents) == len(base) && (len(ents) == 0 || &ents[0] == &base[0]) {
+		// The very list (a watched state dir with nothing changed): no
+		// need to look each session up.
+		if len(ents) == 0 {
+			return []int{}, nil
+		}
+		return []int{0, len(ents)}, nil
+	}
+	at := make(map[*encodedSession]int, len(base))
+	for i, e := range base {
+		at[e] = i
+	}
+	order = []int{}
+	for _, e := range ents {
+		j, ok := at[e]
+		n := len(order)
+		switch {
+		case !ok && n > 0 && order[n-1] < 0:
+			order[n-1]--
+			fresh = append(fresh, e)
+		case !ok:
+			order = append(order, -1)
+			fresh = append(fresh, e)
+		case n > 0 && order[n-1] > 0 && order[n-2]+order[n-1] == j:
+			order[n-1]++
+		default:
+			order = append(order, j, 1)
+		}
+	}
+	return order, fresh
+}
+
+// remember keeps ents as a new versioned answer, in place of the oldest,
+// and returns its version: a per-process nonce, so that a version from an
+// earlier server is never taken for one of this server's, and a count.
+func (c *sessionJSON) remember(ents []*encodedSession) string {
+	if c.nonce == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		c.nonce = hex.EncodeToString(b[:])
+	}
+	c.vcount++
+	v := &c.versions[c.vnext]
+	c.vnext = (c.vnext + 1) % versionsKept
+	v.version = c.nonce + "-" + strconv.FormatUint(c.vcount, 10)
+	v.ents = ents
+	return v.version
+}
+
+// appendVersion ends an answer whose sessions array is closed: its version
+// and, for a delta (order non-nil), the delta, then the closing brace.
+func appendVersion(dst []byte, version string, order []int, since string) []byte {
+	dst = append(dst, `,"version":`...)
+	dst = appendString(dst, version)
+	if order != nil {
+		dst = append(dst, `,"delta":{"since":`...)
+		dst = appendString(dst, since)
+		dst = append(dst, `,"order":[`...)
+		for i, v := range order {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(v), 10)
+		}
+		dst = append(dst, "]}"...)
+	}
+	return append(dst, '}')
 }
 
 // appendJoined appends the encodings in ents, comma-separated, size bytes

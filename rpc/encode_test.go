@@ -3,7 +3,9 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +36,7 @@ func TestSessionJSONMatchesMarshal(t *testing.T) {
 	ss := sampleSessions()
 	check := func(name string, ss []sessionlocks.Session, all bool) {
 		t.Helper()
-		got, err := c.appendList(nil, `/state "dir"`, 7, ss, all)
+		got, err := c.appendList(nil, `/state "dir"`, 7, ss, all, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,10 +101,10 @@ func TestSessionJSONSeesEveryField(t *testing.T) {
 		name := fmt.Sprint(path, " ", f.Type())
 		t.Run(name, func(t *testing.T) {
 			var c sessionJSON
-			before, _ := c.appendList(nil, "/s", 2, sampleSessions(), true)
+			before, _ := c.appendList(nil, "/s", 2, sampleSessions(), true, nil)
 			changeValue(t, f)
 			want, _ := json.Marshal(&ListSessionsResult{StateDir: "/s", Total: 2, Sessions: wireSessions(ss)})
-			got, _ := c.appendList(nil, "/s", 2, ss, true)
+			got, _ := c.appendList(nil, "/s", 2, ss, true, nil)
 			if string(got) != string(want) {
 				t.Fatalf("after the change:\n got %s\nwant %s", got, want)
 			}
@@ -169,5 +171,182 @@ func TestAppendTimeMatchesWireTime(t *testing.T) {
 		if got := appendTime(nil, tm); string(got) != string(want) {
 			t.Errorf("appendTime(%v) = %s, want %s", tm, got, want)
 		}
+	}
+}
+
+// rebuild is what a client does with a versioned answer: the whole list of
+// session encodings, from the answer alone or from the base it names.
+func rebuild(t *testing.T, answer []byte, bases map[string][]json.RawMessage) (version string, list []json.RawMessage, delta bool) {
+	t.Helper()
+	var r struct {
+		Sessions []json.RawMessage
+		Version  string
+		Delta    *ListingDelta
+	}
+	if err := json.Unmarshal(answer, &r); err != nil {
+		t.Fatalf("%v in %s", err, answer)
+	}
+	if r.Version == "" {
+		t.Fatalf("no version in %s", answer)
+	}
+	if r.Delta == nil {
+		return r.Version, r.Sessions, false
+	}
+	base, ok := bases[r.Delta.Since]
+	if !ok {
+		t.Fatalf("delta against %q, which the client never held", r.Delta.Since)
+	}
+	list = []json.RawMessage{}
+	fresh := r.Sessions
+	for i := 0; i < len(r.Delta.Order); i++ {
+		if k := r.Delta.Order[i]; k < 0 {
+			list = append(list, fresh[:-k]...)
+			fresh = fresh[-k:]
+			continue
+		}
+		start, count := r.Delta.Order[i], r.Delta.Order[i+1]
+		if count <= 0 {
+			t.Fatalf("count %d in %v", count, r.Delta.Order)
+		}
+		list = append(list, base[start:start+count]...)
+		i++
+	}
+	if len(fresh) != 0 {
+		t.Fatalf("%d fresh sessions left over by order %v", len(fresh), r.Delta.Order)
+	}
+	return r.Version, list, true
+}
+
+// TestSessionJSONDeltas lists changing sessions again and again, each time
+// since a version the client holds (the last, an older one, a forgotten
+// one, none), and holds the list rebuilt from each delta to json.Marshal of
+// the whole list. A delta that refers to a session as it no longer is would
+// show the client an old verdict.
+func TestSessionJSONDeltas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var c sessionJSON
+	var ss []sessionlocks.Session
+	for i := range 40 {
+		id := fmt.Sprintf("s%02d", i)
+		ss = append(ss, sessionlocks.Session{ID: id, Dir: "/s/" + id, UpdatedAt: t0.Add(time.Duration(i) * time.Minute), State: sessionlocks.StateFree})
+	}
+	bases := map[string][]json.RawMessage{}
+	var held []string // versions in the order the client got them
+	deltas, sameVersion := 0, 0
+	for step := range 400 {
+		// Change the sessions the way a state dir does: a lock comes or
+		// goes, a session is updated (moves to the top), appears, vanishes.
+		next := slices.Clone(ss)
+		for range rng.IntN(4) {
+			if len(next) == 0 {
+				break
+			}
+			i := rng.IntN(len(next))
+			switch rng.IntN(5) {
+			case 0:
+				next[i].State = sessionlocks.StateInUse
+				next[i].Holders = []sessionlocks.Holder{{SessionID: next[i].ID, PID: rng.IntN(1000), Verdict: sessionlocks.Live, Reason: sessionlocks.ReasonHoldLocked}}
+			case 1:
+				next[i].State, next[i].Holders = sessionlocks.StateFree, nil
+			case 2:
+				next[i].UpdatedAt = t0.Add(time.Duration(100+step) * time.Minute)
+			case 3:
+				next = slices.Delete(next, i, i+1)
+			case 4:
+				id := fmt.Sprintf("n%03d", step)
+				next = append(next, sessionlocks.Session{ID: id, Dir: "/s/" + id, UpdatedAt: t0.Add(time.Duration(50+step) * time.Minute), State: sessionlocks.StateFree})
+			}
+		}
+		slices.SortStableFunc(next, func(a, b sessionlocks.Session) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+		// Every few steps the very same slice again, as ListShared hands
+		// out while nothing changes; and now and then a page of it.
+		if step%5 != 0 {
+			ss = next
+		}
+		list, all := ss, true
+		if step%7 == 3 && len(ss) > 4 {
+			list, all = ss[2:len(ss)-1], false
+		}
+		since := ""
+		switch {
+		case len(held) == 0 || step%11 == 0:
+		case step%13 == 0:
+			since = "feedbeef-1" // another server's
+		case step%3 == 0 && len(held) > 2:
+			since = held[len(held)-3] // an older answer, perhaps forgotten
+		default:
+			since = held[len(held)-1]
+		}
+		got, err := c.appendList(nil, "/s", len(list), list, all, &since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		version, rebuilt, delta := rebuild(t, got, bases)
+		if delta {
+			deltas++
+		}
+		want := make([]json.RawMessage, len(list))
+		for i := range list {
+			want[i], _ = json.Marshal(wireSession(list[i]))
+		}
+		if !slices.EqualFunc(rebuilt, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+			t.Fatalf("step %d since %q: rebuilt\n%s\nwant\n%s\nanswer %s", step, since, rebuilt, want, got)
+		}
+		if prev, ok := bases[version]; ok {
+			sameVersion++
+			if !slices.EqualFunc(prev, want, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+				t.Fatalf("step %d: version %s given to a different list", step, version)
+			}
+		}
+		bases[version] = rebuilt
+		held = append(held, version)
+	}
+	if deltas < 200 || sameVersion < 5 {
+		t.Errorf("%d deltas and %d repeated versions in 400 answers: the test no longer reaches both", deltas, sameVersion)
+	}
+	// Without since, the answer is as it always was.
+	got, _ := c.appendList(nil, "/s", len(ss), ss, true, nil)
+	want, _ := json.Marshal(&ListSessionsResult{StateDir: "/s", Total: len(ss), Sessions: wireSessions(ss)})
+	if string(got) != string(want) {
+		t.Fatalf("without since:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestSessionJSONDeltaMatchesMarshal holds a versioned answer, whole and as a
+// delta, to json.Marshal of the result struct: the schema is made from it.
+func TestSessionJSONDeltaMatchesMarshal(t *testing.T) {
+	var c sessionJSON
+	ss := sampleSessions()
+	none := ""
+	first, _ := c.appendList(nil, "/s", 2, ss, true, &none)
+	var r ListSessionsResult
+	if err := json.Unmarshal(first, &r); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(&ListSessionsResult{StateDir: "/s", Total: 2, Sessions: wireSessions(ss), Version: r.Version})
+	if string(first) != string(want) {
+		t.Fatalf("whole:\n got %s\nwant %s", first, want)
+	}
+	changed := sampleSessions()
+	changed[1].Name = "renamed"
+	got, _ := c.appendList(nil, "/s", 2, changed, true, &r.Version)
+	var d ListSessionsResult
+	if err := json.Unmarshal(got, &d); err != nil {
+		t.Fatal(err)
+	}
+	want, _ = json.Marshal(&ListSessionsResult{StateDir: "/s", Total: 2, Sessions: wireSessions(changed[1:]), Version: d.Version,
+		Delta: &ListingDelta{Since: r.Version, Order: []int{0, 1, -1}}})
+	if string(got) != string(want) {
+		t.Fatalf("delta:\n got %s\nwant %s", got, want)
+	}
+	if d.Version == r.Version {
+		t.Error("a changed list kept its version")
+	}
+	again, _ := c.appendList(nil, "/s", 2, changed, true, &d.Version)
+	want, _ = json.Marshal(&ListSessionsResult{StateDir: "/s", Total: 2, Sessions: []Session{}, Version: d.Version,
+		Delta: &ListingDelta{Since: d.Version, Order: []int{0, 2}}})
+	if string(again) != string(want) {
+		t.Fatalf("unchanged:\n got %s\nwant %s", again, want)
 	}
 }

@@ -68,6 +68,9 @@ type Options struct {
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
 	sequential bool
+	// versionNonce, if set, replaces the random part of listSessions
+	// versions, so that a transcript can name one in a later request.
+	versionNonce string
 	// testHookAnswered, if set, is called when an ordered answer has been
 	// made and before it is checked against the notifications sent since.
 	testHookAnswered func(method string)
@@ -129,7 +132,9 @@ func NewServer(opts Options) *Server {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 500 * time.Millisecond
 	}
-	return &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
+	s := &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
+	s.sessions.nonce = opts.versionNonce
+	return s
 }
 
 // Serve speaks JSON-RPC over rwc until the peer closes its side (it returns
@@ -677,7 +682,7 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	}
 	stateDir := s.engine.StateDir()
 	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
-		return s.sessions.appendList(dst, stateDir, total, sessions, whole)
+		return s.sessions.appendList(dst, stateDir, total, sessions, whole, p.Since)
 	}}, nil
 }
 

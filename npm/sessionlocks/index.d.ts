@@ -39,6 +39,14 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface ListOptions extends CallOptions {
+  /**
+   * Ask for the whole answer, parsed anew, instead of a delta against the
+   * last listing: its sessions are new, unfrozen objects.
+   */
+  fresh?: boolean;
+}
+
 /** How the child process ended. */
 export interface ExitInfo {
   /** The exit code, or null when a signal ended it or it never started. */
@@ -110,8 +118,14 @@ export declare class SessionLocks implements Disposable {
   /** Resolves when the child ends, however it ends (see ExitInfo.expected). */
   readonly exited: Promise<ExitInfo>;
 
-  /** Lists sessions, newest updatedAt first. */
-  listSessions(params?: Params<'listSessions'>, options?: CallOptions): Promise<Result<'listSessions'>>;
+  /**
+   * Lists sessions, newest updatedAt first. The client asks for each listing
+   * as a delta against the one before (params.since) and rebuilds it, so
+   * sessions that did not change are the same objects as in the last result:
+   * they are frozen (the array is the caller's own). With options.fresh, or
+   * params.ids or params.since given, the call goes to the server as it is.
+   */
+  listSessions(params?: Params<'listSessions'>, options?: ListOptions): Promise<Result<'listSessions'>>;
   /** Says whether a session may be resumed now, with a sentence for the user. */
   canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Result<'canResume'>>;
   /** Removes the files of stale holders; unknown and live holders are kept. */

@@ -254,6 +254,90 @@ describe('the client, through the installed package', () => {
   });
 });
 
+describe('listSessions as deltas', () => {
+  let stateDir;
+  let client;
+  const fakes = [];
+  // What a listing says, less the probe's own bookkeeping (when it probed,
+  // whether from the cache), which may differ between two calls.
+  const verdicts = (r) =>
+    r.sessions.map(({ holders, ...s }) => ({ ...s, holders: holders.map(({ probedAt, cached, ...h }) => h) }));
+
+  before(async () => {
+    stateDir = path.join(tmpdir(), 'session-state');
+    for (let i = 0; i < 30; i++) writeSession(stateDir, crypto.randomUUID(), { updatedAt: new Date(Date.now() - (i + 1) * 60_000) });
+    client = await sl.SessionLocks.spawn({ stateDir });
+  });
+
+  after(async () => {
+    await client?.dispose();
+    await Promise.all(fakes.map((f) => f.stop()));
+  });
+
+  test('each listing rebuilt from a delta is the whole answer, and unchanged sessions are shared and frozen', async () => {
+    const first = await client.listSessions();
+    assert.equal(first.sessions.length, 30);
+    assert.match(first.version, /^[0-9a-f]+-\d+$/);
+    const again = await client.listSessions();
+    assert.deepEqual(verdicts(again), verdicts(await client.listSessions({}, { fresh: true })));
+    again.sessions.forEach((s, i) => assert.equal(s, first.sessions[i], `session ${i} was not reused`));
+    assert.notEqual(again.sessions, first.sessions, 'each call needs its own array');
+
+    // The caller owns the array, not the sessions in it.
+    again.sessions.reverse();
+    assert.throws(() => {
+      again.sessions[0].state = 'free';
+    }, TypeError);
+    assert.throws(() => again.sessions[0].holders.push({}), TypeError);
+
+    // Changes of every kind: a session updated (it moves to the top), one
+    // created, one removed, a stale lock left behind, a live CLI.
+    const [top, , updated, , removed, , staled, , held] = first.sessions;
+    writeSession(stateDir, updated.id, { updatedAt: new Date() });
+    const created = crypto.randomUUID();
+    writeSession(stateDir, created, { updatedAt: new Date(Date.now() - 90_000) });
+    fs.rmSync(removed.dir, { recursive: true });
+    const stale = writeStaleLock(stateDir, staled.id);
+    fakes.push(await startFakeSession(stateDir, held.id));
+    let after;
+    for (let i = 0; i < 100; i++) {
+      after = await client.listSessions();
+      const byId = new Map(after.sessions.map((s) => [s.id, s]));
+      if (byId.get(held.id)?.state === 'inUse' && byId.get(staled.id)?.state === 'stale' && byId.has(created) && !byId.has(removed.id) && after.sessions[0].id === updated.id) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const whole = await client.listSessions({}, { fresh: true });
+    assert.deepEqual(verdicts(after), verdicts(whole));
+    const byId = new Map(after.sessions.map((s) => [s.id, s]));
+    assert.equal(byId.get(staled.id).holders[0].pid, stale.pid);
+    assert.equal(byId.get(held.id).holders[0].verdict, 'live');
+    assert.equal(after.sessions[0].id, updated.id);
+    assert.equal(byId.get(top.id), top, 'an unchanged session was sent again');
+    assert.ok(after.sessions.every((s) => Object.isFrozen(s)));
+    assert.equal(after.total, 30);
+  });
+
+  test('calls in flight at once each rebuild against the listing they named', async () => {
+    const answers = await Promise.all([client.listSessions(), client.listSessions({ includeFree: false }), client.listSessions({ limit: 3, offset: 2 })]);
+    const whole = await client.listSessions({}, { fresh: true });
+    assert.deepEqual(verdicts(answers[0]), verdicts(whole));
+    assert.deepEqual(verdicts(answers[1]), verdicts(whole).filter((s) => s.state !== 'free'));
+    assert.deepEqual(verdicts(answers[2]), verdicts(whole).slice(2, 5));
+  });
+
+  test('fresh, ids and an explicit since reach the server as given', async () => {
+    const plain = await client.listSessions({}, { fresh: true });
+    assert.equal(plain.version, undefined);
+    assert.ok(!Object.isFrozen(plain.sessions[0]));
+    const some = await client.listSessions({ ids: [plain.sessions[1].id] });
+    assert.deepEqual(some.sessions.map((s) => s.id), [plain.sessions[1].id]);
+    const raw = await client.listSessions({ since: 'nobody-1' });
+    assert.equal(raw.sessions.length, plain.sessions.length);
+    assert.equal(raw.delta, undefined);
+    assert.equal(typeof raw.version, 'string');
+  });
+});
+
 describe('the child process', () => {
   const stateDir = () => path.join(tmpdir(), 'empty-state');
 

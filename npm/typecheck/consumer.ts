@@ -26,6 +26,10 @@ export async function main(sessionId: string): Promise<void> {
   const holder: Holder | undefined = sessions[0].holders[0];
   const reason: string | undefined = holder?.reason;
   await locks.listSessions();
+  const whole = await locks.listSessions({}, { fresh: true, signal: AbortSignal.timeout(1000) });
+  const version: string | undefined = whole.version;
+  // @ts-expect-error fresh is a call option, not a param
+  await locks.listSessions({ fresh: true });
 
   const verdict: CanResumeResult = await locks.canResume({ sessionId });
   const ok: boolean = verdict.canResume;

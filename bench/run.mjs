@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoBench, runGoBench } from './lib/gobench.mjs';
 import { cleanup, installCleanup, kill, killAndWait, removeDir, tempDir } from './lib/procs.mjs';
-import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar, WireSidecar } from './lib/sidecar.mjs';
+import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar, TYPED, WireSidecar } from './lib/sidecar.mjs';
 import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
 import { median, now, quantile, sleep } from './lib/stats.mjs';
 import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
@@ -206,7 +206,7 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWire: [], coldCached: [], check: null };
+    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWhole: [], warmWire: [], coldCached: [], check: null };
     for (let i = 0; i < reps; i++) {
       // Alternate which tool goes first, so that neither always runs right after the other's work.
       let peer;
@@ -224,6 +224,10 @@ async function listingPhase() {
           row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
           let last = cold.result;
           row.warm.push(await warmMedian(side, (r) => (last = r.result)));
+          // Whole answers, parsed anew each time: what every warm call cost
+          // before the client asked for deltas, and what one costs after a
+          // change to every session.
+          if (TYPED) row.warmWhole.push(await warmMedian(side, () => {}, { fresh: true }));
           return { cold: cold.result, last };
         } finally {
           await side.close();
@@ -263,7 +267,7 @@ async function listingPhase() {
         await runPeer();
       }
       if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
-      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
+      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (whole answer ${row.warmWhole.at(-1)?.toFixed(2) ?? '-'} ms, bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
     }
     R.listing.push(row);
     if (count >= 1000) {
@@ -285,11 +289,12 @@ async function listingPhase() {
  * warmMedian makes cfg.warmup unmeasured listSessions calls on side (a
  * Sidecar or WireSidecar that has answered its cold one), then cfg.warm
  * measured ones, and returns their median time; each answer goes to seen.
+ * opts are the call options (see Sidecar.request).
  */
-async function warmMedian(side, seen = () => {}) {
+async function warmMedian(side, seen = () => {}, opts = undefined) {
   const ms = [];
   for (let j = 0; j < cfg.warmup + cfg.warm; j++) {
-    const r = await side.request('listSessions', {});
+    const r = await side.request('listSessions', {}, opts);
     if (j >= cfg.warmup) ms.push(r.ms);
     seen(r);
   }

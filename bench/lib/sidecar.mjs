@@ -30,6 +30,9 @@ function loadTyped() {
 }
 const Typed = loadTyped();
 
+/** TYPED is true when the benchmark goes through the typed client. */
+export const TYPED = Boolean(Typed);
+
 /** CLIENT names the client library in use, for the report. */
 export const CLIENT = Typed ? 'npm/sessionlocks (typed client over vscode-jsonrpc)' : 'vscode-jsonrpc (raw connection)';
 
@@ -65,7 +68,10 @@ export class Sidecar {
       this.exitStatus = info.code ?? info.signal;
       this.#failWaiters();
     });
-    this.send = (method, params) => this.client.request(method, params);
+    // listSessions goes through the client's own method, which asks for
+    // deltas and rebuilds them, as the IDE's calls would.
+    this.send = (method, params, opts) =>
+      method === 'listSessions' ? this.client.listSessions(params, opts) : this.client.request(method, params, opts);
     this.log = () => this.client.stderr;
     this.close = async () => {
       await this.client.dispose();
@@ -124,10 +130,15 @@ export class Sidecar {
     this.waiters = [];
   }
 
-  /** request sends one request and resolves with {result, ms} (ms measured around the round trip). */
-  async request(method, params = {}) {
+  /**
+   * request sends one request and resolves with {result, ms} (ms measured
+   * around the round trip). opts are the typed client's call options
+   * ({fresh: true} for a whole listSessions answer); the raw client, which
+   * always gets whole answers, ignores them.
+   */
+  async request(method, params = {}, opts) {
     const t0 = now();
-    const result = await this.send(method, params);
+    const result = await this.send(method, params, opts);
     return { result, ms: now() - t0 };
   }
 

@@ -110,6 +110,23 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("sessions=%d/watched-one-changed", n), func(b *testing.B) {
+			// What a listing costs after the watcher reported a change to one
+			// session's files (a workspace.yaml rewritten, a lock come or
+			// gone): the IDE lists again on every sessionsChanged.
+			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
+			e.SetWatched(true)
+			ss, _ := e.List(context.Background())
+			id := ss[len(ss)/2].ID
+			b.ReportAllocs()
+			for b.Loop() {
+				e.InvalidateSessionFiles(id) // as the watcher does
+				ss, err := e.List(context.Background())
+				if err != nil || len(ss) != n {
+					b.Fatalf("%d sessions, %v", len(ss), err)
+				}
+			}
+		})
 		b.Logf("%d sessions: %v", n, mix)
 	}
 }

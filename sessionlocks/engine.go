@@ -151,6 +151,20 @@ func (e *Engine) InvalidateSession(id string) {
 	e.epoch.Add(1)
 }
 
+// InvalidateSessionFiles is InvalidateSession for a change to the files
+// inside a session directory (its workspace.yaml, its lock files), which
+// cannot add or remove a session: the list of session directories is kept.
+// Reading that list again is most of what a listing of 10,000 sessions
+// costs after one changed. The list stays checked against the state dir's
+// own identity, which any session created or removed changes.
+func (e *Engine) InvalidateSessionFiles(id string) {
+	e.epoch.Add(1)
+	e.testHookInvalidating()
+	e.dirs.drop(id)
+	e.cache.dropSession(id)
+	e.epoch.Add(1)
+}
+
 // InvalidatePID drops the cached verdicts of every lock naming pid. The
 // epoch moves on before and after, as in InvalidateSession.
 func (e *Engine) InvalidatePID(pid int) {

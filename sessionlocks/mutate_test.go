@@ -531,23 +531,70 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 // the old snapshot; it may say what was true just before the event, but it
 // must not be kept and served again once the event was handled.
 func TestListingDuringAnInvalidationIsNotKept(t *testing.T) {
+	for _, inv := range invalidations {
+		t.Run(inv.name, func(t *testing.T) {
+			ctx := context.Background()
+			sd := t.TempDir()
+			dir := newSession(t, sd, "s")
+			e := newEngine(t, sd, settle)
+			e.SetWatched(true)
+			e.List(ctx)
+			e.List(ctx) // kept
+			writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+			e.onInvalidating = func() {
+				e.onInvalidating = nil
+				e.List(ctx) // between the epoch's move and the drops: reads the old snapshot
+			}
+			inv.f(e, "s")
+			for i := range 3 {
+				if ss, _ := e.List(ctx); ss[0].State != StateStale {
+					t.Fatalf("listing %d after the event was handled says %s: a listing made mid-invalidation was kept", i, ss[0].State)
+				}
+			}
+		})
+	}
+}
+
+// invalidations are the two ways a watcher announces a change to a
+// session's files; both must drop what the engine knew of them.
+var invalidations = []struct {
+	name string
+	f    func(e *Engine, id string)
+}{
+	{"InvalidateSession", (*Engine).InvalidateSession},
+	{"InvalidateSessionFiles", (*Engine).InvalidateSessionFiles},
+}
+
+// TestInvalidateSessionFiles: a change to a session's files is seen after
+// InvalidateSessionFiles, and the list of sessions it keeps is still checked
+// against the state dir, so a session created meanwhile is listed too.
+func TestInvalidateSessionFiles(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()
-	dir := newSession(t, sd, "s")
+	newSession(t, sd, "a")
+	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
 	e.SetWatched(true)
 	e.List(ctx)
 	e.List(ctx) // kept
-	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-	e.onInvalidating = func() {
-		e.onInvalidating = nil
-		e.List(ctx) // between the epoch's move and the drops: reads the old snapshot
+	os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte("name: Renamed\n"), 0o600)
+	pid := deadPID(t)
+	writeLock(t, dir, pid, time.Now().Add(-time.Minute))
+	newSession(t, sd, "c") // not announced yet
+	e.InvalidateSessionFiles("b")
+	ss, err := e.List(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.InvalidateSession("s")
-	for i := range 3 {
-		if ss, _ := e.List(ctx); ss[0].State != StateStale {
-			t.Fatalf("listing %d after the event was handled says %s: a listing made mid-invalidation was kept", i, ss[0].State)
-		}
+	byID := map[string]Session{}
+	for _, s := range ss {
+		byID[s.ID] = s
+	}
+	if b := byID["b"]; b.Name != "Renamed" || b.State != StateStale || len(b.Holders) != 1 || b.Holders[0].PID != pid {
+		t.Errorf("b after its files changed: name %q, state %s, holders %+v", b.Name, b.State, b.Holders)
+	}
+	if _, ok := byID["c"]; !ok || len(ss) != 3 {
+		t.Errorf("a session created meanwhile is missing: %d sessions", len(ss))
 	}
 }
 

@@ -202,7 +202,7 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 			l.retryC = nil
 			l.rescan = l.rescan || l.retryFull
 			for id := range l.retryIDs {
-				l.markDirty(id)
+				l.markDirty(id, true)
 			}
 			l.retryFull = false
 			clear(l.retryIDs)
@@ -284,8 +284,12 @@ func resetTimer(t *time.Timer, d time.Duration) *time.Timer {
 
 func (l *loop) count(n uint64) { l.w.setStats(func(s *Stats) { s.Events += n }) }
 
-func (l *loop) markDirty(id string) {
-	l.dirty[id] = true
+// markDirty queues a session for the next refresh. listChanged says the
+// session directory itself may have come or gone, not only files in it or
+// its holders: then the refresh has the engine read the list of sessions
+// again too (InvalidateSession rather than InvalidateSessionFiles).
+func (l *loop) markDirty(id string, listChanged bool) {
+	l.dirty[id] = l.dirty[id] || listChanged
 	l.lastDirty = time.Now()
 }
 
@@ -333,6 +337,10 @@ func (l *loop) handleEvent(ev fsnotify.Event) {
 		}
 		return
 	}
+	// What the engine knows of a session is dropped the moment an event
+	// says it changed, not when the debounced re-read comes: a watched
+	// engine (see updateTrust) serves listings from its snapshots until
+	// told otherwise.
 	parent, base := filepath.Split(name)
 	parent = filepath.Clean(parent)
 	switch {
@@ -348,22 +356,15 @@ func (l *loop) handleEvent(ev fsnotify.Event) {
 			// read goes unseen.
 			l.watchSession(base)
 		}
-		l.invalidate(base)
-		l.markDirty(base)
+		l.e.InvalidateSession(base)
+		l.markDirty(base, true)
 	case filepath.Dir(parent) == l.dir:
 		id := filepath.Base(parent)
 		if isSessionName(id) && relevantFile(base) {
-			l.invalidate(id)
-			l.markDirty(id)
+			l.e.InvalidateSessionFiles(id)
+			l.markDirty(id, false)
 		}
 	}
-}
-
-// invalidate drops what the engine knows of a session the moment an event
-// says it changed, not when the debounced re-read comes: a watched engine
-// (see updateTrust) serves listings from its snapshots until told otherwise.
-func (l *loop) invalidate(id string) {
-	l.e.InvalidateSession(id)
 }
 
 // updateTrust tells the engine whether every change under the state dir now
@@ -423,7 +424,7 @@ func (l *loop) handleExit(pid int) {
 	l.ex.remove(pid)
 	l.e.InvalidatePID(pid)
 	for id := range p.sessions {
-		l.markDirty(id)
+		l.markDirty(id, false)
 	}
 }
 
@@ -434,7 +435,7 @@ func (l *loop) settleDue() {
 	for id, t := range l.settle {
 		if !t.After(now) {
 			delete(l.settle, id)
-			l.markDirty(id)
+			l.markDirty(id, false)
 		}
 	}
 }
@@ -445,7 +446,7 @@ func (l *loop) pollExits() {
 		if p.polled {
 			l.e.InvalidatePID(pid)
 			for id := range p.sessions {
-				l.markDirty(id)
+				l.markDirty(id, false)
 			}
 		}
 	}
@@ -478,11 +479,11 @@ func (l *loop) pollDirs() {
 		ns, ok := l.ds.mtime(e.name)
 		switch {
 		case !ok:
-			l.markDirty(e.id)
+			l.markDirty(e.id, true) // gone
 			l.mtimes.del(e.id)
 		case ns != e.ns || e.recheck:
 			e.mtime = mtime{ns: ns, recheck: now-ns < int64(recentMtime)}
-			l.markDirty(e.id)
+			l.markDirty(e.id, false)
 		}
 	}
 }
@@ -521,7 +522,7 @@ func (l *loop) pollStateDir() bool {
 	for _, de := range ents {
 		if id := de.Name(); de.IsDir() && isSessionName(id) {
 			if !l.mtimes.has(id) {
-				l.markDirty(id)
+				l.markDirty(id, true) // new
 			}
 		}
 	}
@@ -541,14 +542,18 @@ func (l *loop) flush(ctx context.Context, notify func(Change)) {
 		for id := range l.dirty {
 			ids = append(ids, id)
 		}
-		clear(l.dirty)
 		slices.Sort(ids)
 		for _, id := range ids {
-			l.e.InvalidateSession(id)
+			if l.dirty[id] {
+				l.e.InvalidateSession(id)
+			} else {
+				l.e.InvalidateSessionFiles(id)
+			}
 			for _, h := range l.last[id].Holders {
 				l.e.InvalidatePID(h.PID)
 			}
 		}
+		clear(l.dirty)
 		l.refreshAll(ctx, ids, &c)
 		if ctx.Err() != nil {
 			return
@@ -1073,7 +1078,7 @@ func (l *loop) watchProc(pid int, start time.Time, id string) *proc {
 		// and poll rather than await if the engine still calls it alive.
 		p.exited, p.polled = true, true
 		l.e.InvalidatePID(pid)
-		l.markDirty(id)
+		l.markDirty(id, false)
 	default:
 		if !errors.Is(err, errUnsupported) {
 			l.w.log.Debug("cannot await a holder's exit; polling it", "pid", pid, "err", err)

@@ -178,15 +178,16 @@ class SessionLocks {
     if (options.fresh || params.ids || params.since !== undefined) return this.request('listSessions', params, options);
     const base = this.#listing;
     return this.request('listSessions', { ...params, since: base ? base.version : '' }, options).then((answer) => {
+      if (typeof answer?.version !== 'string') return answer; // a server that ignores since: the answer is whole
       const sessions = rebuild(answer, base);
-      if (sessions) {
-        this.#listing = { version: answer.version, sessions };
-        return { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
+      if (!sessions) {
+        // A delta that does not fit (against some other listing): never
+        // guess; ask for the whole list.
+        this.#listing = undefined;
+        return this.request('listSessions', params, options);
       }
-      // Not rebuildable: a server that ignores since, or a delta against
-      // some other listing. Never guess; ask for the whole list.
-      this.#listing = undefined;
-      return this.request('listSessions', params, options);
+      this.#listing = { version: answer.version, sessions };
+      return { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
     });
   }
 
@@ -360,14 +361,14 @@ if (typeof Symbol.asyncDispose === 'symbol') {
 }
 
 /**
- * rebuild returns the whole, frozen session list of a listSessions answer
- * asked for with since = base's version (base may be undefined): the
- * answer's own sessions, or for a delta the steps of delta.order over base
- * and them (see ListingDelta in protocol.d.ts). It returns undefined when
- * the answer has no version or does not fit base.
+ * rebuild returns the whole, frozen session list of a versioned
+ * listSessions answer asked for with since = base's version (base may be
+ * undefined): the answer's own sessions, or for a delta the steps of
+ * delta.order over base and them (see ListingDelta in protocol.d.ts). It
+ * returns undefined when the answer does not fit base.
  */
 function rebuild(answer, base) {
-  if (typeof answer?.version !== 'string' || !Array.isArray(answer.sessions)) return undefined;
+  if (!Array.isArray(answer.sessions)) return undefined;
   const fresh = answer.sessions;
   for (const s of fresh) deepFreeze(s);
   const delta = answer.delta;

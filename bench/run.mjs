@@ -206,7 +206,7 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWhole: [], warmWire: [], coldCached: [], check: null };
+    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWhole: [], afterChange: [], warmWire: [], coldCached: [], check: null };
     for (let i = 0; i < reps; i++) {
       // Alternate which tool goes first, so that neither always runs right after the other's work.
       let peer;
@@ -227,7 +227,10 @@ async function listingPhase() {
           // Whole answers, parsed anew each time: what every warm call cost
           // before the client asked for deltas, and what one costs after a
           // change to every session.
-          if (TYPED) row.warmWhole.push(await warmMedian(side, () => {}, { fresh: true }));
+          if (TYPED) {
+            row.warmWhole.push(await warmMedian(side, () => {}, { fresh: true }));
+            row.afterChange.push(await changedMedian(side, sd));
+          }
           return { cold: cold.result, last };
         } finally {
           await side.close();
@@ -267,7 +270,7 @@ async function listingPhase() {
         await runPeer();
       }
       if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
-      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (whole answer ${row.warmWhole.at(-1)?.toFixed(2) ?? '-'} ms, bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
+      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (whole answer ${row.warmWhole.at(-1)?.toFixed(2) ?? '-'} ms, after a change ${row.afterChange.at(-1)?.toFixed(2) ?? '-'} ms, bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
     }
     R.listing.push(row);
     if (count >= 1000) {
@@ -297,6 +300,30 @@ async function warmMedian(side, seen = () => {}, opts = undefined) {
     const r = await side.request('listSessions', {}, opts);
     if (j >= cfg.warmup) ms.push(r.ms);
     seen(r);
+  }
+  return median(ms);
+}
+
+/**
+ * changedMedian times the listing an IDE makes when told of a change: it
+ * rewrites one free session's workspace.yaml with updated_at now (a CLI
+ * resuming it), waits for the sessionsChanged naming it, then times one
+ * listSessions, cfg.warm times over, and returns the median. Whatever else
+ * changed meanwhile (verdicts expiring from the 3 s probe cache) is in the
+ * delta too. The updated session must come first in the answer.
+ */
+async function changedMedian(side, sd) {
+  const free = sd.sessions.filter((s) => s.kind === 'free');
+  const ms = [];
+  for (let j = 0; j < cfg.warm; j++) {
+    const s = free[Math.floor(Math.random() * free.length)];
+    const file = join(s.dir, 'workspace.yaml');
+    const from = side.notes.length;
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^updated_at: .*$/m, `updated_at: ${new Date().toISOString()}`));
+    await side.waitNote((p) => (p?.changed ?? []).some((c) => c.id === s.id), { from, timeoutMs: 5000 });
+    const r = await side.request('listSessions', {});
+    ms.push(r.ms);
+    if (r.result.sessions[0]?.id !== s.id) throw new Error(`after ${s.id} was updated, listSessions put ${r.result.sessions[0]?.id} first`);
   }
   return median(ms);
 }

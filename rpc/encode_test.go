@@ -1,11 +1,13 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,5 +350,39 @@ func TestSessionJSONDeltaMatchesMarshal(t *testing.T) {
 		Delta: &ListingDelta{Since: d.Version, Order: []int{0, 2}}})
 	if string(again) != string(want) {
 		t.Fatalf("unchanged:\n got %s\nwant %s", again, want)
+	}
+}
+
+// BenchmarkAppendListOneChanged is the server's encoding of a listing of
+// 10,000 sessions after one changed (updated, so it moves to the top), as a
+// delta against the answer before, which the client named with since.
+func BenchmarkAppendListOneChanged(b *testing.B) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ss := make([]sessionlocks.Session, 10000)
+	for i := range ss {
+		id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
+		ss[i] = sessionlocks.Session{ID: id, Dir: "/home/dev/.copilot/session-state/" + id, Name: "Fix the flaky test", CWD: "/home/dev/src/project",
+			ClientName: "copilot-cli", CreatedAt: t0.Add(-time.Duration(i) * time.Minute), UpdatedAt: t0.Add(-time.Duration(i) * time.Minute), State: sessionlocks.StateFree}
+	}
+	var c sessionJSON
+	since := ""
+	out, _ := c.appendList(nil, "/s", len(ss), ss, true, &since)
+	var r ListSessionsResult
+	json.Unmarshal(out, &r)
+	since = r.Version
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		next := make([]sessionlocks.Session, len(ss))
+		k := 1 + i%(len(ss)-1)
+		next[0] = ss[k]
+		next[0].UpdatedAt = t0.Add(time.Duration(i) * time.Second)
+		copy(next[1:], ss[:k])
+		copy(next[1+k:], ss[k+1:])
+		ss = next
+		out, _ = c.appendList(out[:0], "/s", len(ss), ss, true, &since)
+		since = string(out[bytes.LastIndex(out, []byte(`"version":"`))+11:])
+		since = since[:strings.IndexByte(since, '"')]
 	}
 }

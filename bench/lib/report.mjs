@@ -122,15 +122,16 @@ export function render(R) {
         coldBare: median(bare),
         warm: median(r.warm),
         warmWhole: r.warmWhole?.length ? median(r.warmWhole) : NaN,
+        afterChange: r.afterChange?.length ? median(r.afterChange) : NaN,
         warmWire: r.warmWire?.length ? median(r.warmWire) : NaN,
         rCold: median(ratios(r.peer, r.cold)),
         rColdBare: median(ratios(r.peer, bare)),
         rWarm: median(ratios(r.peer, r.warm)),
       };
       const x = r.summary;
-      return [r.count.toLocaleString('en-US'), fmtMs(x.peer), fmtMs(x.cold), fmtMs(x.coldBare), fmtMs(x.warm), Number.isNaN(x.warmWhole) ? 'not measured' : fmtMs(x.warmWhole), fmtRatio(x.rCold), fmtRatio(x.rColdBare), fmtRatio(x.rWarm), String(r.reps)];
+      return [r.count.toLocaleString('en-US'), fmtMs(x.peer), fmtMs(x.cold), fmtMs(x.coldBare), fmtMs(x.warm), Number.isNaN(x.warmWhole) ? 'not measured' : fmtMs(x.warmWhole), Number.isNaN(x.afterChange) ? 'not measured' : fmtMs(x.afterChange), fmtRatio(x.rCold), fmtRatio(x.rColdBare), fmtRatio(x.rWarm), String(r.reps)];
     });
-    md.push(table(['sessions', 'peer', 'ours cold', 'ours cold, no watcher', 'ours warm', 'ours warm, whole answer', 'peer / cold', 'peer / cold, no watcher', 'peer / warm', 'reps'], rows));
+    md.push(table(['sessions', 'peer', 'ours cold', 'ours cold, no watcher', 'ours warm', 'ours warm, whole answer', 'ours after a change', 'peer / cold', 'peer / cold, no watcher', 'peer / warm', 'reps'], rows));
     md.push('');
     if (R.listing.length > 1) {
       const g = [];
@@ -144,12 +145,13 @@ export function render(R) {
           growth(a.summary.coldBare, b.summary.coldBare, a.count, b.count).text,
           growth(a.summary.warm, b.summary.warm, a.count, b.count).text,
           Number.isNaN(a.summary.warmWhole) ? 'not measured' : growth(a.summary.warmWhole, b.summary.warmWhole, a.count, b.count).text,
+          Number.isNaN(a.summary.afterChange) ? 'not measured' : growth(a.summary.afterChange, b.summary.afterChange, a.count, b.count).text,
           Number.isNaN(a.summary.warmWire) ? 'not measured' : growth(a.summary.warmWire, b.summary.warmWire, a.count, b.count).text,
         ]);
       }
       md.push('Growth with the session count (n^1.00 is linear):');
       md.push('');
-      md.push(table(['sessions', 'peer', 'ours cold', 'ours cold, no watcher', 'ours warm', 'ours warm, whole answer', 'ours warm, bytes only'], g));
+      md.push(table(['sessions', 'peer', 'ours cold', 'ours cold, no watcher', 'ours warm', 'ours warm, whole answer', 'ours after a change', 'ours warm, bytes only'], g));
       md.push('');
       if (R.listing.every((r) => !Number.isNaN(r.summary.warmWire))) {
         md.push(`"Bytes only" is the warm round trip of a whole answer without the client: a bare Content-Length connection whose`);
@@ -182,6 +184,10 @@ export function render(R) {
     md.push('answer" is the same call with `{ fresh: true }`: every session sent and JSON.parsed anew, as every warm call was before');
     md.push('deltas, and as a call after a change to every session still is. At 10,000 sessions that answer is ~4 MB, ~20 MB of');
     md.push('objects in V8, which outgrows its young generation, so each such call pays one or two scavenges that copy it.');
+    md.push('"After a change" is the listing an IDE makes on a `sessionsChanged`: one free session\'s `workspace.yaml` is rewritten');
+    md.push('with a new `updated_at` (a CLI resuming it), and once the notification for it has arrived, `listSessions` is timed;');
+    md.push('the median of as many such calls as warm ones. Its delta holds that session and whatever else changed meanwhile, such');
+    md.push('as verdicts that expired from the probe cache (3 s) and were probed again, which a listing then sends anew.');
     md.push('The peer reads no `workspace.yaml`; the sidecar returns each session\'s metadata too.');
     const cachedCold = R.listing.map((r) => median(r.coldCached ?? [])).filter((v) => v > 0);
     if (cachedCold.length) md.push(`In this run the cold answers had ${R.listing.map((r) => `${Math.round(100 * median(r.coldCached ?? []))}%`).join(', ')} of their holders from the cache (median per size).`);
@@ -201,12 +207,15 @@ export function render(R) {
       const ec = growth(first.summary.cold, last.summary.cold, first.count, last.count).e;
       const eb = growth(first.summary.coldBare, last.summary.coldBare, first.count, last.count).e;
       const ew = growth(first.summary.warm, last.summary.warm, first.count, last.count).e;
+      // After a change is the listing an IDE makes most: it counts as warm does. A whole answer (every session
+      // changed) is shown, not judged: its growth is V8's, past the size of its young generation.
+      const ea = Number.isNaN(last.summary.afterChange) ? NaN : growth(first.summary.afterChange, last.summary.afterChange, first.count, last.count).e;
       const other = [
         ['whole answer', 'warmWhole'],
         ['bytes only', 'warmWire'],
       ].filter(([, k]) => !Number.isNaN(last.summary[k]));
       const wire = other.length ? ` (${other.map(([name, k]) => `${name} n^${growth(first.summary[k], last.summary[k], first.count, last.count).e.toFixed(2)}`).join(', ')})` : '';
-      goals.push([`ours grows linearly or better (exponent over ${first.count.toLocaleString('en-US')} → ${last.count.toLocaleString('en-US')}; <= 1.10 allowed for noise)`, `cold n^${ec.toFixed(2)}, no watcher n^${eb.toFixed(2)}, warm n^${ew.toFixed(2)}${wire}`, ec <= 1.1 && !(eb > 1.1) && ew <= 1.1]);
+      goals.push([`ours grows linearly or better (exponent over ${first.count.toLocaleString('en-US')} → ${last.count.toLocaleString('en-US')}; <= 1.10 allowed for noise)`, `cold n^${ec.toFixed(2)}, no watcher n^${eb.toFixed(2)}, warm n^${ew.toFixed(2)}${Number.isNaN(ea) ? '' : `, after a change n^${ea.toFixed(2)}`}${wire}`, ec <= 1.1 && !(eb > 1.1) && ew <= 1.1 && !(ea > 1.1)]);
     }
     const checked = R.listing.filter((r) => r.check);
     if (checked.length) goals.push(['ours agrees with the planted truth on every session', checked.map((r) => `${r.check.oursCold}/${r.check.total}`).join(', '), checked.every((r) => r.check.oursCold === r.check.total && r.check.oursWarm === r.check.total)]);
@@ -220,6 +229,9 @@ export function render(R) {
         { name: 'ours, warm', color: OURS, points: R.listing.map((r) => [r.count, r.summary.warm]) },
         ...(R.listing.every((r) => !Number.isNaN(r.summary.warmWhole))
           ? [{ name: 'ours, warm, whole answer', color: '#1a5276', dash: '1 3', points: R.listing.map((r) => [r.count, r.summary.warmWhole]) }]
+          : []),
+        ...(R.listing.every((r) => !Number.isNaN(r.summary.afterChange))
+          ? [{ name: 'ours, after a change', color: '#48c9b0', points: R.listing.map((r) => [r.count, r.summary.afterChange]) }]
           : []),
       ],
     });

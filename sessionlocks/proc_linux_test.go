@@ -61,3 +61,35 @@ func TestReadProcOwner(t *testing.T) {
 		t.Errorf("uid %d, want %d (err %v)", p.uid, nobody, p.err)
 	}
 }
+
+// TestBootTimeIsKept: the boot time is read once and kept while the wall
+// clock moves with the monotonic one, and what is kept is what a fresh
+// reading gives.
+func TestBootTimeIsKept(t *testing.T) {
+	first, err := bootTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := readBootTime(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fresh.Sub(first); d < -time.Millisecond || d > time.Millisecond {
+		t.Fatalf("boot time %v, read afresh %v", first, fresh)
+	}
+	// Kept: a planted value comes back, later readings included.
+	planted := fresh.Add(-time.Hour)
+	now := time.Now()
+	bootKept.Store(&bootReading{boot: planted, wall: now.UnixNano(), mono: now.Sub(monoRef)})
+	defer func() { readBootTime(time.Now()) }()
+	time.Sleep(10 * time.Millisecond)
+	if got, _ := bootTime(); !got.Equal(planted) {
+		t.Fatalf("boot time %v, want the kept %v", got, planted)
+	}
+	// The wall clock stepped by a second since (as if kept a second later
+	// on the wall clock alone): read again.
+	bootKept.Store(&bootReading{boot: planted, wall: now.UnixNano() + int64(time.Second), mono: now.Sub(monoRef)})
+	if got, _ := bootTime(); got.Equal(planted) || got.Sub(fresh).Abs() > time.Millisecond {
+		t.Fatalf("after a step of the wall clock: boot time %v, want %v read again", got, fresh)
+	}
+}

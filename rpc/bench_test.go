@@ -38,11 +38,7 @@ func benchServer(b *testing.B) Options {
 	for _, de := range ents {
 		os.Chtimes(filepath.Join(dir, de.Name()), past, past)
 	}
-	e := engineFor(dir)
-	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})
-	if err != nil {
-		b.Fatal(err)
-	}
+	e, w := watchedEngine(b, dir)
 	return Options{Engine: e, Watcher: w, Logger: discardLog}
 }
 

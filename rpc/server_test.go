@@ -566,7 +566,7 @@ func TestAnswerUnderAStreamOfChanges(t *testing.T) {
 
 // watchedEngine is an engine for dir and a notify-mode watcher on it, for
 // a server to run; the test is skipped where no watcher can be made.
-func watchedEngine(t *testing.T, dir string) (*sessionlocks.Engine, *watch.Watcher) {
+func watchedEngine(t testing.TB, dir string) (*sessionlocks.Engine, *watch.Watcher) {
 	t.Helper()
 	e := engineFor(dir)
 	w, err := watch.New(e, watch.Options{Mode: watch.ModeNotify, Logger: discardLog})

@@ -74,6 +74,8 @@ class SessionLocks {
   #disposeGrace;
   /** The last listing rebuilt: {version, sessions}, the base of the next delta. */
   #listing;
+  /** Set once the server refused since: it predates deltas. */
+  #noDeltas = false;
 
   /**
    * Spawns `sessionlocks serve` and resolves once it has answered a first
@@ -175,9 +177,12 @@ class SessionLocks {
    * listing costs the parsing of what changed rather than of 4 MB of JSON.
    */
   listSessions(params = {}, options = {}) {
-    if (options.fresh || params.ids || params.since !== undefined) return this.request('listSessions', params, options);
+    if (options.fresh || params.ids || params.since !== undefined || this.#noDeltas) {
+      return this.request('listSessions', params, options);
+    }
     const base = this.#listing;
-    return this.request('listSessions', { ...params, since: base ? base.version : '' }, options).then((answer) => {
+    const asked = this.request('listSessions', { ...params, since: base ? base.version : '' }, options);
+    return asked.then((answer) => {
       if (typeof answer?.version !== 'string') return answer; // a server that ignores since: the answer is whole
       const sessions = rebuild(answer, base);
       if (!sessions) {
@@ -188,6 +193,12 @@ class SessionLocks {
       }
       this.#listing = { version: answer.version, sessions };
       return { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
+    }, (err) => {
+      // A server older than deltas refuses since as an unknown parameter
+      // (SESSIONLOCKS_BINARY naming an older build): stop asking.
+      if (err?.code !== ErrorCodes.InvalidParams || err.data?.field !== 'since') throw err;
+      this.#noDeltas = true;
+      return this.request('listSessions', params, options);
     });
   }
 

@@ -3,7 +3,7 @@
 // schema/sessionlocks.schema.json; this file is the client's API around them.
 
 import type { ChildProcess } from 'child_process';
-import type { Methods, Notifications } from './protocol';
+import type { Methods, Notifications, Session } from './protocol';
 
 export * from './protocol';
 
@@ -38,6 +38,12 @@ export interface CallOptions {
   /** Aborting rejects the call with ErrorCodes.RequestCancelled and sends $/cancelRequest. */
   signal?: AbortSignal;
 }
+
+/**
+ * A listSessions result as the client hands it out: whole (never a delta),
+ * its sessions frozen and possibly the same objects as in earlier results.
+ */
+export type ListedSessions = Omit<Result<'listSessions'>, 'sessions' | 'delta'> & { sessions: Readonly<Session>[] };
 
 export interface ListOptions extends CallOptions {
   /**
@@ -125,7 +131,7 @@ export declare class SessionLocks implements Disposable {
    * they are frozen (the array is the caller's own). With options.fresh, or
    * params.ids or params.since given, the call goes to the server as it is.
    */
-  listSessions(params?: Params<'listSessions'>, options?: ListOptions): Promise<Result<'listSessions'>>;
+  listSessions(params?: Params<'listSessions'>, options?: ListOptions): Promise<ListedSessions>;
   /** Says whether a session may be resumed now, with a sentence for the user. */
   canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Result<'canResume'>>;
   /** Removes the files of stale holders; unknown and live holders are kept. */

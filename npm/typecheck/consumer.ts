@@ -30,6 +30,9 @@ export async function main(sessionId: string): Promise<void> {
   const version: string | undefined = whole.version;
   // @ts-expect-error fresh is a call option, not a param
   await locks.listSessions({ fresh: true });
+  // @ts-expect-error listed sessions are frozen (and shared with later listings)
+  list.sessions[0].state = 'free';
+  list.sessions.sort((a, b) => a.id.localeCompare(b.id)); // the array is the caller's own
 
   const verdict: CanResumeResult = await locks.canResume({ sessionId });
   const ok: boolean = verdict.canResume;

@@ -44,9 +44,11 @@ type sessionJSON struct {
 }
 
 // versionsKept is how many versioned answers are remembered. A client needs
-// one (the last answer it holds) plus one per call in flight; an ordered
-// answer may be made up to maxAnswerAttempts times before one is sent.
-const versionsKept = 8
+// one (the last answer it holds), but every answer made takes a place: one
+// per call in flight, and an ordered answer may be made up to
+// maxAnswerAttempts times before one is sent. A version pushed out costs
+// only a whole answer.
+const versionsKept = 16
 
 // versioned is one answer that carried a version: the encodings it joined,
 // in order. They are never modified once stored (encodedSession.json), so
@@ -160,12 +162,11 @@ func (c *sessionJSON) appendVersioned(dst []byte, ents []*encodedSession, size i
 		dst = appendJoined(dst, ents, size)
 		return appendVersion(append(dst, ']'), c.remember(ents), nil, "")
 	}
-	for i, e := range fresh {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, e.json...)
+	freshSize := 0
+	for _, e := range fresh {
+		freshSize += len(e.json) + 1
 	}
+	dst = appendJoined(dst, fresh, freshSize)
 	version := base.version
 	sameList := len(ents) == len(base.ents) && (len(ents) == 0 || len(order) == 2 && order[0] == 0)
 	if !sameList {
@@ -217,7 +218,7 @@ func deltaOrder(base, ents []*encodedSession) (order []int, fresh []*encodedSess
 // earlier server is never taken for one of this server's, and a count.
 func (c *sessionJSON) remember(ents []*encodedSession) string {
 	if c.nonce == "" {
-		var b [4]byte
+		var b [8]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 		c.nonce = hex.EncodeToString(b[:])
 	}

@@ -153,11 +153,11 @@ func splitArgv(b []byte) []string {
 //
 // The difference of the two clocks changes only when the wall clock is
 // stepped (NTP slews it and the monotonic clocks alike), so it is read once
-// and kept with the time.Now it was read at. A step, or a suspend (which
-// CLOCK_BOOTTIME counts and Go's monotonic clock does not), shows as the
-// wall clock having moved otherwise than the monotonic one since: then it
-// is read again. That saves a probe two clock_gettime system calls, which
-// CLOCK_BOOTTIME needs in Go, of about 18 µs in all.
+// and kept with the time.Now it was read at. A step shows as the wall clock
+// having moved otherwise than Go's monotonic clock since: then it is read
+// again. So does a suspend, which moves both clocks of the difference and
+// not Go's monotonic one; reading again then is only cautious. That spares
+// a probe the clock_gettime system calls CLOCK_BOOTTIME needs in Go.
 func bootTime() (time.Time, error) {
 	now := time.Now()
 	if k := bootKept.Load(); k != nil {
@@ -166,7 +166,7 @@ func bootTime() (time.Time, error) {
 			return k.boot, nil
 		}
 	}
-	return readBootTime(now)
+	return readBootTime()
 }
 
 // bootReading is a boot time and the wall (Unix ns) and monotonic (since
@@ -182,14 +182,26 @@ var (
 	monoRef  = time.Now()
 )
 
-// readBootTime computes the boot time from CLOCK_BOOTTIME and now's wall
-// clock (time.Now reads that without a system call) and keeps it.
-func readBootTime(now time.Time) (time.Time, error) {
-	var bt unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &bt); err != nil {
-		return time.Time{}, err
+// readBootTime computes the boot time from a wall clock reading (time.Now
+// makes it without a system call) between two of CLOCK_BOOTTIME, and keeps
+// it. Being kept, an error would last: a reading whose two CLOCK_BOOTTIME
+// calls are far apart (the thread was preempted) is made again.
+func readBootTime() (time.Time, error) {
+	var before, after unix.Timespec
+	for try := 0; ; try++ {
+		if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &before); err != nil {
+			return time.Time{}, err
+		}
+		now := time.Now()
+		if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &after); err != nil {
+			return time.Time{}, err
+		}
+		gap := after.Nano() - before.Nano()
+		if gap > int64(20*time.Microsecond) && try < 3 {
+			continue
+		}
+		boot := now.Round(0).Add(-time.Duration(before.Nano() + gap/2))
+		bootKept.Store(&bootReading{boot: boot, wall: now.UnixNano(), mono: now.Sub(monoRef)})
+		return boot, nil
 	}
-	boot := now.Round(0).Add(-time.Duration(bt.Nano()))
-	bootKept.Store(&bootReading{boot: boot, wall: now.UnixNano(), mono: now.Sub(monoRef)})
-	return boot, nil
 }

@@ -142,14 +142,7 @@ func (e *Engine) CacheStats() CacheStats { return e.cache.stats() }
 // and after them, so that a listing that began between the two, and so
 // read what was about to be dropped, is not kept as the last listing for
 // later ones to reuse (see cachedList).
-func (e *Engine) InvalidateSession(id string) {
-	e.epoch.Add(1)
-	e.testHookInvalidating()
-	e.dirs.drop(id)
-	e.ids.drop()
-	e.cache.dropSession(id)
-	e.epoch.Add(1)
-}
+func (e *Engine) InvalidateSession(id string) { e.invalidateSession(id, true) }
 
 // InvalidateSessionFiles is InvalidateSession for a change to the files
 // inside a session directory (its workspace.yaml, its lock files), which
@@ -157,10 +150,15 @@ func (e *Engine) InvalidateSession(id string) {
 // Reading that list again is most of what a listing of 10,000 sessions
 // costs after one changed. The list stays checked against the state dir's
 // own identity, which any session created or removed changes.
-func (e *Engine) InvalidateSessionFiles(id string) {
+func (e *Engine) InvalidateSessionFiles(id string) { e.invalidateSession(id, false) }
+
+func (e *Engine) invalidateSession(id string, list bool) {
 	e.epoch.Add(1)
 	e.testHookInvalidating()
 	e.dirs.drop(id)
+	if list {
+		e.ids.drop()
+	}
 	e.cache.dropSession(id)
 	e.epoch.Add(1)
 }

@@ -43,7 +43,7 @@ type loop struct {
 	exits chan int
 	ex    exitWatcher
 
-	dirty      map[string]bool
+	dirty      map[string]bool // sessions to re-read; true: the session dir itself may have come or gone (markDirty)
 	rescan     bool
 	firstDirty time.Time // when the pending batch began
 	lastDirty  time.Time // the latest event of the pending batch

@@ -109,7 +109,11 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 	me := os.Getpid()
 	if start, err := sessionlocks.ProcessStart(me); err != nil {
 		d.note(reused.id, "stale", "not set up: "+err.Error())
-	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-reusedLockAge(start))); err != nil {
+	} else if age := reusedLockAge(start); age < 2*time.Second {
+		// Closer than that, the start times' tolerance (a second) could
+		// not tell the lock's writer from this REPL.
+		d.note(reused.id, "stale", "not set up: this REPL started too soon after boot")
+	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-age)); err != nil {
 		return d, err
 	} else {
 		d.note(reused.id, "stale", fmt.Sprintf("old-format .lock naming pid %d, which started after the lock was written (this REPL)", me))

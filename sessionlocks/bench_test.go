@@ -121,7 +121,7 @@ func BenchmarkList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				e.InvalidateSessionFiles(id) // as the watcher does
-				ss, err := e.List(context.Background())
+				ss, err := e.ListShared(context.Background()) // as the server does
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)
 				}

@@ -868,4 +868,15 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 			t.Fatalf("b is %s after its stale lock appeared", s.State)
 		}
 	}
+	// The listing List itself makes (and the engine keeps) is copied too.
+	e.InvalidateSessionFiles("a")
+	made, _ := e.List(ctx)
+	kept, _ := e.ListShared(ctx)
+	if &made[0] == &kept[0] {
+		t.Fatal("List gave out the listing it made and the engine kept")
+	}
+	made[0].Name = "modified"
+	if again, _ := e.ListShared(ctx); again[0].Name == "modified" || &again[0] != &kept[0] {
+		t.Fatal("modifying List's own listing changed the kept one")
+	}
 }

@@ -39,12 +39,21 @@ func (e *Engine) ListShared(ctx context.Context) ([]Session, error) {
 
 // listing is List, or ListShared if shared.
 func (e *Engine) listing(ctx context.Context, shared bool) ([]Session, error) {
+	out, private, err := e.listingShared(ctx)
+	if err != nil || shared || private {
+		return out, err
+	}
+	return slices.Clone(out), nil
+}
+
+// listingShared returns a listing for reading only: the kept listing, or a
+// flight's result that other callers may share. It is private when this
+// caller made it and nobody else has it (no follower joined, not kept), so
+// that List need not copy it.
+func (e *Engine) listingShared(ctx context.Context) (out []Session, private bool, err error) {
 	e.checkWatchedDir()
 	if out, ok := e.cachedList(e.epoch.Load()); ok {
-		if shared {
-			return out, nil
-		}
-		return slices.Clone(out), nil
+		return out, false, nil
 	}
 	e.flightMu.Lock()
 	if f := e.flight; f != nil && f.epoch == e.epoch.Load() {
@@ -53,15 +62,16 @@ func (e *Engine) listing(ctx context.Context, shared bool) ([]Session, error) {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 		if f.err == nil {
-			return slices.Clone(f.res), nil
+			return f.res, false, nil
 		}
 		if ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
-			return e.list(ctx) // the leader gave up, not us
+			out, err := e.list(ctx) // the leader gave up, not us
+			return out, !e.isKept(out), err
 		}
-		return nil, f.err
+		return nil, false, f.err
 	}
 	f := &listFlight{done: make(chan struct{}), epoch: e.epoch.Load()}
 	e.flight = f
@@ -74,16 +84,17 @@ func (e *Engine) listing(ctx context.Context, shared bool) ([]Session, error) {
 	followed := f.followers > 0 // no one can join now
 	e.flightMu.Unlock()
 	close(f.done)
-	if f.err != nil {
-		return nil, f.err
-	}
-	if !followed {
-		return f.res, nil // no one else has it: no copy
-	}
-	return slices.Clone(f.res), nil
+	return f.res, !followed && !e.isKept(f.res), f.err
 }
 
-// listFlight is a List in progress that later callers may wait for.
+// isKept reports whether out is the kept listing (see keepList).
+func (e *Engine) isKept(out []Session) bool {
+	lc := e.lastList.Load()
+	return lc != nil && len(out) > 0 && len(lc.sessions) == len(out) && &lc.sessions[0] == &out[0]
+}
+
+// listFlight is a List in progress that later callers may wait for. Its
+// result is shared by all of them, read only.
 type listFlight struct {
 	done      chan struct{}
 	epoch     uint64
@@ -95,7 +106,7 @@ type listFlight struct {
 func (e *Engine) list(ctx context.Context) ([]Session, error) {
 	began := e.epoch.Load()
 	if out, ok := e.cachedList(began); ok {
-		return slices.Clone(out), nil // kept while the flight was joined
+		return out, nil // kept while the flight was joined
 	}
 	ids, ok, err := e.cachedSessionIDs()
 	if err != nil {
@@ -202,7 +213,9 @@ func (e *Engine) keepList(out []Session, began uint64) {
 	if e.epoch.Load() != began {
 		return
 	}
-	lc.sessions = slices.Clone(out) // copied only once it is known to be kept
+	// Kept as it is: every caller gets out read only (listingShared), and
+	// List copies it for its caller.
+	lc.sessions = out
 	e.lastList.Store(lc)
 }
 

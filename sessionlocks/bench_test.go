@@ -120,7 +120,7 @@ func BenchmarkList(b *testing.B) {
 			id := ss[len(ss)/2].ID
 			b.ReportAllocs()
 			for b.Loop() {
-				e.InvalidateSessionFiles(id) // as the watcher does
+				e.InvalidateSessionFiles(id)                  // as the watcher does
 				ss, err := e.ListShared(context.Background()) // as the server does
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)

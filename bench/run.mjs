@@ -64,10 +64,12 @@ const cfg = {
   repsBig: Number(opt['reps-big'] ?? 3), // at 10,000 sessions the peer takes seconds per listing
   warm: Number(opt.warm ?? 10), // measured repeated calls per server, at every size
   // Calls made and not measured between the cold one and the warm ones. At
-  // 10,000 sessions each answer is ~20 MB of objects in the client, and its
-  // first few calls are slowed by V8 growing its heap to fit them (40-140 ms,
-  // then 10-40 ms): the median of 5 calls straight after the cold one
-  // measured that warm-up more than the steady state the IDE lives in.
+  // 10,000 sessions a whole answer is ~20 MB of objects in the client, and
+  // the first few whole answers are slowed by V8 growing its heap to fit
+  // them (40-140 ms, then 10-40 ms): the median of 5 calls straight after
+  // the cold one measured that warm-up more than the steady state the IDE
+  // lives in. (Deltas, the default warm calls, are small; the same warm-up
+  // keeps the two series alike.)
   warmup: Number(opt.warmup ?? 3),
   goCount: Number(opt['go-count'] ?? (quick ? 1 : 5)),
   pushSamples: Number(opt['push-samples'] ?? (quick ? 8 : 30)),

@@ -129,7 +129,7 @@ describe('the client, through the installed package', () => {
     writeSession(stateDir, ids.force, { name: 'force', updatedAt: new Date(Date.now() - 1 * day) });
     fakes.live = await startFakeSession(stateDir, ids.live);
     fakes.force = await startFakeSession(stateDir, ids.force);
-    client = await sl.SessionLocks.spawn({ stateDir });
+    client = await sl.SessionLocks.spawn({ stateDir, args: ['--cache-ttl', '0'] });
   });
 
   after(async () => {
@@ -258,15 +258,21 @@ describe('listSessions as deltas', () => {
   let stateDir;
   let client;
   const fakes = [];
-  // What a listing says, less the probe's own bookkeeping (when it probed,
-  // whether from the cache), which may differ between two calls.
+  // What a listing says, less what may differ between two calls made moments
+  // apart: the probe's own bookkeeping (when it probed, whether from the
+  // cache) and the age a detail gives ("written 8ms ago" becomes "15ms ago"
+  // while a CLI is opening its session; "59m" becomes "1h00m").
+  const age = /-?\d+(?:ms|\.\d+s|m|h\d\dm|d) ago/g;
   const verdicts = (r) =>
-    r.sessions.map(({ holders, ...s }) => ({ ...s, holders: holders.map(({ probedAt, cached, ...h }) => h) }));
+    r.sessions.map(({ holders, ...s }) => ({
+      ...s,
+      holders: holders.map(({ probedAt, cached, detail, ...h }) => ({ ...h, detail: detail.replace(age, 'AGE ago') })),
+    }));
 
   before(async () => {
     stateDir = path.join(tmpdir(), 'session-state');
     for (let i = 0; i < 30; i++) writeSession(stateDir, crypto.randomUUID(), { updatedAt: new Date(Date.now() - (i + 1) * 60_000) });
-    client = await sl.SessionLocks.spawn({ stateDir });
+    client = await sl.SessionLocks.spawn({ stateDir, args: ['--cache-ttl', '0'] });
   });
 
   after(async () => {

@@ -362,7 +362,11 @@ func (a answer) release() {
 func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) answer {
 	start := time.Now()
 	result, err := h.call(ctx, req, m)
-	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", float64(time.Since(start).Microseconds())/1000)
+	// ms is the call alone; the answer's encoding (for listSessions also
+	// the cutting of a delta) comes after it and is logged as encodeMs, so
+	// whoever reads a slow listing off the log sees which half was slow.
+	encoding := time.Now()
+	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", millis(encoding.Sub(start)))
 	var body, msg []byte
 	var pooled *[]byte
 	if se, ok := result.(selfEncoding); ok && err == nil && se.encoder() != nil {
@@ -374,7 +378,7 @@ func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) 
 		if msg, err = appendResultWith(req.ID, append((*buf)[:0], make([]byte, frameRoom)...), se.encoder()); err != nil {
 			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
 		} else {
-			pooled, body = buf, msg[frameRoom:]
+			pooled = buf
 		}
 	} else if err == nil {
 		if body, err = json.Marshal(result); err != nil {
@@ -394,13 +398,17 @@ func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) 
 		}
 		return answer{msg: msg, log: log}
 	}
-	log.Debug("request answered", "bytes", len(body))
 	if pooled == nil {
 		if msg, err = appendResult(req.ID, body); err != nil {
 			log.Error("encoding the answer failed", "error", err)
 			return answer{log: log}
 		}
 	}
+	size := len(msg)
+	if pooled != nil {
+		size -= frameRoom
+	}
+	log.Debug("request answered", "bytes", size, "encodeMs", millis(time.Since(encoding)))
 	return answer{msg: msg, pooled: pooled, log: log}
 }
 
@@ -608,6 +616,9 @@ func method[P, R any](name, summary string, errs []ErrorCode, f func(*Server, co
 		},
 	}
 }
+
+// millis gives d in milliseconds to the microsecond, as the log shows it.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // slogPrintf lets jsonrpc2 log through slog.
 type slogPrintf struct{ log *slog.Logger }

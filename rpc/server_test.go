@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -709,5 +710,48 @@ func TestStreamHeaderLimit(t *testing.T) {
 	out := serveBytes(t, Options{Engine: engineFor(t.TempDir()), Logger: discardLog}, []byte(in))
 	if !bytes.Contains(out, []byte("header block longer than 8192 bytes")) || !bytes.Contains(out, []byte(`"id":1,"result"`)) {
 		t.Errorf("output: %.400q", out)
+	}
+}
+
+// TestDebugLogTimesCallAndEncoding: the debug log is what someone reads to
+// find out why a listing was slow, and a listSessions answer is encoded
+// after its call returns, so the log must give both halves.
+func TestDebugLogTimesCallAndEncoding(t *testing.T) {
+	var logs syncBuffer
+	opts := Options{
+		Engine: engineFor(makeState(t, 200, nil)),
+		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	out := serveBytes(t, opts, []byte(`{"jsonrpc":"2.0","id":7,"method":"listSessions","params":{"since":""}}`+"\n"))
+	if !json.Valid(out) || !bytes.Contains(out, []byte(`"id":7,"result"`)) {
+		t.Fatalf("no answer to the listing: %.200q", out)
+	}
+	var found bool
+	for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+		var rec struct {
+			Msg      string   `json:"msg"`
+			Method   string   `json:"method"`
+			Ms       *float64 `json:"ms"`
+			EncodeMs *float64 `json:"encodeMs"`
+			Bytes    int      `json:"bytes"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Msg != "request answered" || rec.Method != "listSessions" {
+			continue
+		}
+		found = true
+		if rec.Ms == nil || rec.EncodeMs == nil {
+			t.Errorf("the log gives ms %v and encodeMs %v; it needs both: %s", rec.Ms, rec.EncodeMs, line)
+		} else if *rec.EncodeMs <= 0 {
+			t.Errorf("encoding 200 sessions took %vms by the log; it cannot have taken no time: %s", *rec.EncodeMs, line)
+		}
+		if sent := len(bytes.TrimSpace(out)); rec.Bytes != sent {
+			t.Errorf("the log says %d bytes, the answer sent has %d", rec.Bytes, sent)
+		}
+	}
+	if !found {
+		t.Fatalf("no \"request answered\" line for listSessions in the debug log:\n%s", logs.Bytes())
 	}
 }

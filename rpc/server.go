@@ -85,14 +85,15 @@ type Server struct {
 	watching atomic.Bool
 	sessions sessionJSON // listSessions' encodings, reused while unchanged
 
-	// baseline is closed once the watcher's watches are in place and it
-	// lists every session (watch.Watcher.Armed); watchDone once it stopped.
-	// Set before serving.
-	baseline, watchDone <-chan struct{}
+	// baseline is closed once the watcher begins its first listing of
+	// every session (watch.Watcher.Armed), watched once it has that listing
+	// and its watches are in place (watch.Watcher.Started), watchDone once
+	// it stopped. Set before serving.
+	baseline, watched, watchDone <-chan struct{}
 }
 
-// baselineWait bounds how long a listing waits for the watcher to begin
-// its first reading of the state dir.
+// baselineWait bounds how long a request waits for the watcher to start:
+// past it, the request goes on without (see awaitBaseline, awaitWatched).
 const baselineWait = 2 * time.Second
 
 // awaitBaseline lets a listing that arrives while the watcher is starting
@@ -101,18 +102,30 @@ const baselineWait = 2 * time.Second
 // two would otherwise read every directory cold side by side, each taking
 // longer than one alone.
 func (s *Server) awaitBaseline(ctx context.Context) error {
-	if s.baseline == nil {
+	return s.awaitWatcher(ctx, s.baseline)
+}
+
+// awaitWatched lets a request that removes locks wait until the watcher has
+// its first listing and its watches (watch.Watcher.Started). A lock removed
+// earlier could be missing from that listing already, and a client told the
+// server is watching would never hear of the change.
+func (s *Server) awaitWatched(ctx context.Context) error {
+	return s.awaitWatcher(ctx, s.watched)
+}
+
+func (s *Server) awaitWatcher(ctx context.Context, ready <-chan struct{}) error {
+	if ready == nil {
 		return nil
 	}
 	select {
-	case <-s.baseline:
+	case <-ready:
 		return nil
 	default:
 	}
 	t := time.NewTimer(baselineWait)
 	defer t.Stop()
 	select {
-	case <-s.baseline:
+	case <-ready:
 	case <-s.watchDone:
 	case <-t.C:
 	case <-ctx.Done():
@@ -160,6 +173,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		watchDone = make(chan struct{})
 		if st, ok := w.(interface{ Armed() <-chan struct{} }); ok {
 			s.baseline = st.Armed()
+			s.watchDone = watchDone
+		}
+		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
+			s.watched = st.Started()
 			s.watchDone = watchDone
 		}
 	}
@@ -720,6 +737,11 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 	if err != nil {
 		return nil, err
 	}
+	if !p.DryRun {
+		if err := s.awaitWatched(ctx); err != nil {
+			return nil, err
+		}
+	}
 	r, err := s.engine.Reclaim(ctx, ids, p.DryRun)
 	if err != nil {
 		return nil, err
@@ -749,6 +771,9 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 			return nil, paramsError("graceMs", "must be between 0 and %d, got %d", maxGrace.Milliseconds(), *p.GraceMs)
 		}
 		grace = time.Duration(*p.GraceMs) * time.Millisecond
+	}
+	if err := s.awaitWatched(ctx); err != nil {
+		return nil, err
 	}
 	r, err := s.engine.Force(ctx, p.SessionID, p.Terminate, grace)
 	if err != nil {

@@ -755,3 +755,69 @@ func TestDebugLogTimesCallAndEncoding(t *testing.T) {
 		t.Fatalf("no \"request answered\" line for listSessions in the debug log:\n%s", logs.Bytes())
 	}
 }
+
+// slowStart is a real watcher whose Run starts late, as it does when the
+// machine is busy or the state dir is large.
+type slowStart struct {
+	*watch.Watcher
+	delay time.Duration
+}
+
+func (s slowStart) Run(ctx context.Context, notify func(watch.Change)) error {
+	time.Sleep(s.delay)
+	return s.Watcher.Run(ctx, notify)
+}
+
+// TestRemovalsWhileTheWatcherStartsArePushed: status says the server is
+// watching from the start, so the locks a forceResume or reclaimStale
+// removes must be pushed even when the request comes before the watcher has
+// read the state dir (it once went unheard: the watcher's first listing
+// already lacked the locks, so it saw no change).
+func TestRemovalsWhileTheWatcherStartsArePushed(t *testing.T) {
+	for _, method := range []string{MethodForceResume, MethodReclaimStale} {
+		t.Run(method, func(t *testing.T) {
+			id := "00000002-0000-4000-8000-000000000000"
+			dir := makeState(t, 3, map[string][]int{id: {deadPID}})
+			e, w := watchedEngine(t, dir)
+			notes := make(chan SessionsChangedParams, 10)
+			c := connect(t, Options{Engine: e, Watcher: slowStart{w, 300 * time.Millisecond}}, ClientOptions{
+				OnNotification: func(m string, params json.RawMessage) {
+					var p SessionsChangedParams
+					if m == NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
+						notes <- p
+					}
+				},
+			})
+			ctx := context.Background()
+			var st StatusResult
+			if err := c.Call(ctx, MethodStatus, nil, &st); err != nil {
+				t.Fatal(err)
+			}
+			if !st.Watching {
+				t.Fatal("status does not say the server is watching")
+			}
+			params := map[string]any{"sessionId": id}
+			if method == MethodReclaimStale {
+				params = map[string]any{"sessionIds": []string{id}}
+			}
+			if err := c.Call(ctx, method, params, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, id, fmt.Sprintf("inuse.%d.lock", deadPID))); !os.IsNotExist(err) {
+				t.Fatalf("%s left the lock: %v", method, err)
+			}
+			for {
+				select {
+				case p := <-notes:
+					for _, s := range p.Changed {
+						if s.ID == id && s.State == SessionState(sessionlocks.StateFree) {
+							return
+						}
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%s removed the lock, and no sessionsChanged said the session is free", method)
+				}
+			}
+		})
+	}
+}

@@ -322,10 +322,10 @@ func holder(s sessionlocks.Session, pid int) (sessionlocks.Holder, bool) {
 	return sessionlocks.Holder{}, false
 }
 
-func hasReason(pid int, r sessionlocks.Reason) func(sessionlocks.Session) bool {
+func hasReason(pid int, r ...sessionlocks.Reason) func(sessionlocks.Session) bool {
 	return func(s sessionlocks.Session) bool {
 		h, ok := holder(s, pid)
-		return ok && h.Reason == r
+		return ok && slices.Contains(r, h.Reason)
 	}
 }
 

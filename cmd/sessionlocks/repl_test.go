@@ -141,10 +141,13 @@ var masks = []struct {
 	// Replies carry temporary paths, so their length varies.
 	{regexp.MustCompile(`<-- Content-Length: \d+`), "<-- Content-Length: N"},
 	// Durations in the engine's sentences.
-	{regexp.MustCompile(`\b\d+(\.\d+)?(ms|s) ago`), "DURATION ago"},
-	{regexp.MustCompile(`started \d\d:\d\d`), "started HH:MM"},
+	// Every form sessionlocks' human() takes: 850ms, 45.3s, 10m, 1h05m, 2d.
+	{regexp.MustCompile(`\b-?\d+(\.\d+)?(ms|s|m|h\d\dm|d) ago`), "DURATION ago"},
+	// rpc's clock(): 15:04 today, "Jan 2 15:04" (or "Jan 2 2006 15:04")
+	// before today, as pid 1's start is on a machine up since yesterday.
+	{regexp.MustCompile(`started ([A-Z][a-z]{2} \d{1,2} (\d{4} )?)?\d\d:\d\d`), "started HH:MM"},
 	// 10m, or less on a machine booted less than 21 minutes ago (reusedLockAge).
-	{regexp.MustCompile(`started \d+[smh]( \d+[sm])? after the lock`), "started DURATION after the lock"},
+	{regexp.MustCompile(`started -?\d+(\.\d+)?(ms|s|m|h\d\dm|d) after the lock`), "started DURATION after the lock"},
 	// The demo's unknown holder is pid 1, whatever it is on this machine.
 	{regexp.MustCompile(`(pid 1 is alive and older than the lock, but ).*( does not look like)`), "${1}CMD$2"},
 	{regexp.MustCompile(`pid 1 \([^)]*\)`), "pid 1 (NAME)"},

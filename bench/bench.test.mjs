@@ -59,7 +59,12 @@ describe('peer and generator on real processes', () => {
     assert.ok(liveChildren() > 0);
     const pids = sd.holders.map((h) => h.pid);
     cleanup();
-    return new Promise((resolve) => setTimeout(resolve, 200)).then(() => {
+    // Killed, a holder is a zombie until Node reaps it, which on a busy
+    // machine may take a while: wait for that, not for a fixed time.
+    const deadline = Date.now() + 10_000;
+    const wait = () =>
+      pids.some(isAlive) && Date.now() < deadline ? new Promise((resolve) => setTimeout(resolve, 20)).then(wait) : undefined;
+    return wait().then(() => {
       for (const pid of pids) assert.equal(isAlive(pid), false, `holder ${pid} survived cleanup`);
     });
   });

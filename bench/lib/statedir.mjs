@@ -142,15 +142,30 @@ function bootAgeSeconds() {
   return Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
 }
 
-/** deadPIDs returns n distinct pids that have no process now. */
+/**
+ * deadPIDs returns n distinct pids that have no process now, and that the
+ * kernel will not hand out soon: it gives pids in rising order from the last
+ * one it gave, wrapping at pid_max, so a pid a little above that would go to
+ * the next processes started (the test runner's, ps's) and a "dead" lock
+ * would then name a live process. Only pids in the half of the range the
+ * kernel reaches last are taken.
+ */
 export function deadPIDs(n, avoid) {
   const max = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  const span = max - 300; // the kernel wraps to 300, not to 1
+  let last = NaN;
+  try {
+    last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8'));
+  } catch {
+    // not readable here: any unused pid will do
+  }
+  const soon = (pid) => Number.isFinite(last) && (((pid - last) % span) + span) % span < span / 2;
   const out = new Set();
   let guard = 0;
   while (out.size < n) {
     if (++guard > n * 1000) throw new Error(`cannot find ${n} unused pids below ${max}`);
-    const pid = 300 + Math.floor(Math.random() * (max - 300));
-    if (avoid.has(pid) || out.has(pid) || existsSync(`/proc/${pid}`)) continue;
+    const pid = 300 + Math.floor(Math.random() * span);
+    if (avoid.has(pid) || out.has(pid) || soon(pid) || existsSync(`/proc/${pid}`)) continue;
     out.add(pid);
   }
   return [...out];

@@ -129,7 +129,7 @@ describe('the client, through the installed package', () => {
     writeSession(stateDir, ids.force, { name: 'force', updatedAt: new Date(Date.now() - 1 * day) });
     fakes.live = await startFakeSession(stateDir, ids.live);
     fakes.force = await startFakeSession(stateDir, ids.force);
-    client = await sl.SessionLocks.spawn({ stateDir, args: ['--cache-ttl', '0'] });
+    client = await sl.SessionLocks.spawn({ stateDir });
   });
 
   after(async () => {
@@ -272,7 +272,7 @@ describe('listSessions as deltas', () => {
   before(async () => {
     stateDir = path.join(tmpdir(), 'session-state');
     for (let i = 0; i < 30; i++) writeSession(stateDir, crypto.randomUUID(), { updatedAt: new Date(Date.now() - (i + 1) * 60_000) });
-    client = await sl.SessionLocks.spawn({ stateDir, args: ['--cache-ttl', '0'] });
+    client = await sl.SessionLocks.spawn({ stateDir });
   });
 
   after(async () => {

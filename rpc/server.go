@@ -171,13 +171,12 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	var watchDone chan struct{}
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
+		s.watchDone = watchDone
 		if st, ok := w.(interface{ Armed() <-chan struct{} }); ok {
 			s.baseline = st.Armed()
-			s.watchDone = watchDone
 		}
 		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
 			s.watched = st.Started()
-			s.watchDone = watchDone
 		}
 	}
 	var jh jsonrpc2.Handler = h

@@ -362,15 +362,7 @@ func TestNotificationsWaitForFraming(t *testing.T) {
 			dir := makeState(t, 1, nil)
 			e, w := watchedEngine(t, dir)
 			notes := make(chan SessionsChangedParams, 10)
-			c := connect(t, Options{Engine: e, Watcher: w}, ClientOptions{
-				Framing: framing,
-				OnNotification: func(method string, params json.RawMessage) {
-					var p SessionsChangedParams
-					if method == NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
-						notes <- p
-					}
-				},
-			})
+			c := connect(t, Options{Engine: e, Watcher: w}, ClientOptions{Framing: framing, OnNotification: sessionsChangedTo(notes)})
 			// Once the watcher has its baseline, change a session and wait
 			// until the watcher is handing the change over (Notified counts
 			// before the call, which then waits for the framing): all before
@@ -583,6 +575,17 @@ func watchedEngine(t testing.TB, dir string) (*sessionlocks.Engine, *watch.Watch
 	return e, w
 }
 
+// sessionsChangedTo is a client's OnNotification that hands each
+// sessionsChanged to notes.
+func sessionsChangedTo(notes chan<- SessionsChangedParams) func(string, json.RawMessage) {
+	return func(method string, params json.RawMessage) {
+		var p SessionsChangedParams
+		if method == NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
+			notes <- p
+		}
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -786,14 +789,7 @@ func TestRemovalsWhileTheWatcherStartsArePushed(t *testing.T) {
 			dir := makeState(t, 3, map[string][]int{id: {deadPID}})
 			e, w := watchedEngine(t, dir)
 			notes := make(chan SessionsChangedParams, 10)
-			c := connect(t, Options{Engine: e, Watcher: slowStart{w, 300 * time.Millisecond}}, ClientOptions{
-				OnNotification: func(m string, params json.RawMessage) {
-					var p SessionsChangedParams
-					if m == NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
-						notes <- p
-					}
-				},
-			})
+			c := connect(t, Options{Engine: e, Watcher: slowStart{w, 300 * time.Millisecond}}, ClientOptions{OnNotification: sessionsChangedTo(notes)})
 			ctx := context.Background()
 			var st StatusResult
 			if err := c.Call(ctx, MethodStatus, nil, &st); err != nil {

@@ -6,6 +6,9 @@
 //
 //   node npm/scripts/pack.mjs --version "$(git describe)" --bin-dir dist/bin --out dist/npm
 //
+// The tarballs and out/packed.json, which names them and their version, go to
+// --out.
+//
 // --bin-dir holds <goos>-<goarch>/sessionlocks[.exe] as `make cross` builds
 // them. --only linux-x64,... packs a subset (tests pack only the host's), and
 // --binary FILE takes the binary for the single --only platform from FILE.
@@ -160,7 +163,19 @@ export function pack({ version, out, binDir, only, binary }) {
   );
   const tarballs = {};
   for (const r of result) tarballs[r.name] = path.join(out, r.filename);
+  // What was packed, for whoever tests or publishes these tarballs later (readPacked).
+  const index = { version, tarballs: Object.fromEntries(result.map((r) => [r.name, r.filename])) };
+  fs.writeFileSync(path.join(out, 'packed.json'), JSON.stringify(index, null, 2) + '\n');
   return { version, tarballs, packed: result };
+}
+
+/** readPacked returns {version, tarballs: {name: file}} of the tarballs an earlier pack left in dir. */
+export function readPacked(dir) {
+  dir = path.resolve(dir);
+  const index = JSON.parse(fs.readFileSync(path.join(dir, 'packed.json'), 'utf8'));
+  const tarballs = {};
+  for (const [name, file] of Object.entries(index.tarballs)) tarballs[name] = path.join(dir, file);
+  return { version: index.version, tarballs };
 }
 
 function parseArgs(argv) {

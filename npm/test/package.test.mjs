@@ -6,7 +6,9 @@
 // the platform package is missing.
 //
 // Only the host's platform package is built here (with the binary `make`
-// built, SESSIONLOCKS_BINARY); `make npm` builds all six.
+// built, SESSIONLOCKS_BINARY); `make npm` builds all six. With
+// SESSIONLOCKS_PACKED=dist/npm the tests install the tarballs `make npm` left
+// there instead, as the release workflow does before it publishes them.
 
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -15,7 +17,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { binaryTarget, key, pack, platforms } from '../scripts/pack.mjs';
+import { binaryTarget, key, pack, platforms, readPacked } from '../scripts/pack.mjs';
 import {
   hostBinary,
   npm,
@@ -32,6 +34,7 @@ const MAIN = '@copilot-ide/sessionlocks';
 const HOST_PKG = host && `${MAIN}-${key(host)}`;
 const openrpc = JSON.parse(fs.readFileSync(path.join(repoRoot, 'schema', 'openrpc.json'), 'utf8'));
 
+const prepacked = process.env.SESSIONLOCKS_PACKED;
 let packed; // {version, tarballs}
 let project; // the temporary project's directory
 let sl; // the installed package's exports
@@ -48,7 +51,8 @@ before(() => {
   const binary = hostBinary();
   // From here on the package must find the binary by itself.
   delete process.env.SESSIONLOCKS_BINARY;
-  packed = pack({ version: '0.0.0-test', out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
+  packed = prepacked ? readPacked(prepacked) : pack({ version: '0.0.0-test', out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
+  assert.ok(packed.tarballs[MAIN] && packed.tarballs[HOST_PKG], `no ${MAIN} or ${HOST_PKG} tarball in ${Object.values(packed.tarballs)}`);
   // The registry does not have the platform package; an override points npm
   // at its tarball, so that it is installed the way users get it: as the
   // main package's optional dependency, chosen by os/cpu.
@@ -64,7 +68,7 @@ describe('installed packages', () => {
     assert.deepEqual(Object.keys(manifest.dependencies), ['vscode-jsonrpc']);
     assert.deepEqual(
       manifest.optionalDependencies,
-      Object.fromEntries(platforms.map((p) => [`${MAIN}-${key(p)}`, '0.0.0-test'])),
+      Object.fromEntries(platforms.map((p) => [`${MAIN}-${key(p)}`, packed.version])),
     );
     const lock = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8'));
     const entry = lock.packages[`node_modules/${HOST_PKG}`];
@@ -80,6 +84,11 @@ describe('installed packages', () => {
     if (process.platform !== 'win32') assert.ok(fs.statSync(expected).mode & 0o111, 'the binary is executable');
     const other = hostBinary();
     assert.equal(sl.binaryPath({ env: { SESSIONLOCKS_BINARY: other } }), other);
+  });
+
+  test('the installed binary reports the version of its packages', { skip: !prepacked && 'only for tarballs from make npm (SESSIONLOCKS_PACKED)' }, () => {
+    const out = execFileSync(sl.binaryPath(), ['version'], { encoding: 'utf8' });
+    assert.equal(out.split(' ')[1], packed.version, out);
   });
 
   test('packing checks that each binary is built for its package', () => {

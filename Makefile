@@ -1,14 +1,27 @@
 # sessionlocks: see README.md. `make run` and `make test` are the two commands a newcomer needs.
 GO        ?= go
 NPM       ?= npm
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# VERSION goes into the binaries (-X .../internal/version.Version) and the npm packages alike, so it must be a
+# version npm accepts: a release passes its tag without the v (VERSION=1.2.3); otherwise git describe is made
+# semver as npm/scripts/pack.mjs's npmVersion does (v1.2.3-4-gabc -> 1.2.3-4-gabc, abc1234 -> 0.0.0-dev.abc1234).
+# `make npm` fails if the packages and the binaries ever disagree.
+ifndef VERSION
+VERSION := $(shell d=$$(git describe --tags --always --dirty 2>/dev/null || echo dev); echo "$$d" | sed -E \
+  -e 's/^v?([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)$$/\1/' -e t \
+  -e 's/[^0-9A-Za-z-]+/-/g' -e 's/^-+|-+$$//g' -e 's/^$$/unknown/' -e 's/^[0-9]+$$/g&/' -e 's/^/0.0.0-dev./')
+endif
 LDFLAGS   := -X github.com/copilot-ide/sessionlocks/internal/version.Version=$(VERSION)
+# Release builds are reproducible: no cgo, no file paths (-trimpath), no VCS stamp (a build from a source archive
+# has none to add). `make reproducible` checks it.
+CROSSFLAGS := -trimpath -buildvcs=false -ldflags "-s -w $(LDFLAGS)"
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+SHA256    := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
 BIN       := bin/sessionlocks
 # The six targets we ship. npm/sessionlocks/platforms.json maps each to its npm package (os/cpu); a Node test
 # (npm/test/schema.test.mjs) fails when the two lists disagree.
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run test test-go test-node bench ci race fmt vet cross npm schema test-realcli clean
+.PHONY: all build run test test-go test-node bench ci race fmt vet cross npm release reproducible actionlint schema test-realcli clean
 
 all: build
 
@@ -58,7 +71,7 @@ vet:
 cross:
 	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 	  echo "build $$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(CROSSFLAGS) \
 	    -o dist/bin/$$os-$$arch/sessionlocks$$ext ./cmd/sessionlocks || exit 1; done
 
 # schema: regenerate schema/openrpc.json and schema/sessionlocks.schema.json from rpc/, and the client's
@@ -67,17 +80,47 @@ schema: npm/node_modules
 	$(GO) run ./schema/gen
 	cd npm && node scripts/gen-types.mjs
 
-# npm: the per-platform packages and the main package, packed into dist/npm/*.tgz. Publish the six platform
-# tarballs before the main one, which names them at its exact version.
+# npm: the per-platform packages and the main package, packed into dist/npm/*.tgz, at the binaries' VERSION.
+# The release workflow (.github/workflows/release.yml) publishes them, the six platform packages before the main
+# one, which names them at its exact version.
 npm: cross
-	node npm/scripts/pack.mjs --version "$(VERSION)" --bin-dir dist/bin --out dist/npm
+	@out=$$(node npm/scripts/pack.mjs --version "$(VERSION)" --bin-dir dist/bin --out dist/npm) || exit 1; echo "$$out"; \
+	v=$$(echo "$$out" | sed -n 's/^version //p'); \
+	if [ "$$v" != "$(VERSION)" ]; then echo "npm version $$v differs from the binaries' $(VERSION)"; exit 1; fi
+
+# release: `make npm`, plus dist/release/: the six binaries named by platform and their SHA256SUMS.
+release: npm
+	rm -rf dist/release && mkdir -p dist/release
+	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+	  cp dist/bin/$$os-$$arch/sessionlocks$$ext dist/release/sessionlocks-$$os-$$arch$$ext || exit 1; done
+	cd dist/release && $(SHA256) sessionlocks-* > SHA256SUMS && cat SHA256SUMS
+
+# reproducible: builds the committed HEAD's binaries twice, from two exports at different paths, the second with an
+# empty build cache (as on a user's machine), and fails unless they are byte-identical. REPRO_PLATFORMS picks the
+# targets (default all six; `make ci` checks two to stay quick).
+REPRO_PLATFORMS ?= $(PLATFORMS)
+reproducible:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	for d in a elsewhere/b; do mkdir -p "$$tmp/$$d" && git archive HEAD | tar -x -C "$$tmp/$$d" || exit 1; done && \
+	$(MAKE) -s -C "$$tmp/a" cross PLATFORMS="$(REPRO_PLATFORMS)" VERSION=$(VERSION) >/dev/null && \
+	GOCACHE="$$tmp/gocache" $(MAKE) -s -C "$$tmp/elsewhere/b" cross PLATFORMS="$(REPRO_PLATFORMS)" VERSION=$(VERSION) >/dev/null && \
+	(cd "$$tmp/a/dist/bin" && $(SHA256) */*) > "$$tmp/a.sums" && (cd "$$tmp/elsewhere/b/dist/bin" && $(SHA256) */*) > "$$tmp/b.sums" && \
+	cat "$$tmp/a.sums" && if diff "$$tmp/a.sums" "$$tmp/b.sums"; then echo "reproducible: two builds of $$(git rev-parse --short HEAD) are identical"; \
+	else echo "reproducible: the builds differ"; exit 1; fi
+
+# actionlint: the GitHub workflows, with the linter fetched as a Go module at a pinned version (it runs shellcheck
+# over run: scripts when shellcheck is installed, as it is on GitHub's runners).
+actionlint:
+	$(GO) run $(ACTIONLINT) -color=false
 
 # race: the concurrent packages under the race detector (caches, single-flight listings, the watcher).
 race:
 	$(GO) test -race -count=1 ./sessionlocks ./rpc ./watch
 
 # ci: what .ci/run adds to `make test`.
-ci: vet cross race
+ci: vet cross race actionlint
+	$(GO) test -count=1 ./internal/workflows
+	@$(MAKE) -s reproducible REPRO_PLATFORMS="linux/amd64 darwin/arm64"
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 clean:

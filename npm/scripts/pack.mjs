@@ -16,6 +16,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// Shipped in every package: electron-builder's licence check and npm's own
+// listing read it from the tarball, not from the repository.
+export const licenseFile = path.resolve(here, '../../LICENSE');
 export const mainSource = path.resolve(here, '../sessionlocks');
 export const platforms = JSON.parse(fs.readFileSync(path.join(mainSource, 'platforms.json'), 'utf8'));
 const mainManifest = JSON.parse(fs.readFileSync(path.join(mainSource, 'package.json'), 'utf8'));
@@ -82,6 +85,7 @@ function platformManifest(p, version) {
     description: `The sessionlocks binary for ${p.platform} ${p.arch} (GOOS=${p.goos} GOARCH=${p.goarch}), installed by ${mainManifest.name}.`,
     repository: mainManifest.repository,
     license: mainManifest.license,
+    engines: mainManifest.engines,
     os: [p.platform],
     cpu: [p.arch],
     files: ['bin/'],
@@ -103,6 +107,7 @@ function stagePlatform(p, version, binary, dir) {
   const dest = path.join(dir, 'bin', binaryName(p));
   fs.copyFileSync(binary, dest);
   fs.chmodSync(dest, 0o755);
+  fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(platformManifest(p, version), null, 2) + '\n');
   fs.writeFileSync(
     path.join(dir, 'README.md'),
@@ -117,6 +122,7 @@ function stageMain(version, dir) {
   for (const entry of [...mainManifest.files, 'README.md']) {
     fs.cpSync(path.join(mainSource, entry), path.join(dir, entry), { recursive: true });
   }
+  fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
   const manifest = { ...mainManifest, version, optionalDependencies: {} };
   for (const p of platforms) manifest.optionalDependencies[packageName(p)] = version;
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -463,3 +463,26 @@ describe('without the platform package', () => {
     assert.ok(shim.stderr.includes(HOST_PKG), shim.stderr);
   });
 });
+
+describe('what every package ships', () => {
+  // An app's licence checker (electron-builder's, license-checker) reads the
+  // installed package.json and LICENSE, not the repository.
+  const license = fs.readFileSync(path.join(repoRoot, 'LICENSE'), 'utf8');
+
+  test('each tarball has LICENSE, and a package.json with license, repository and engines', () => {
+    assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 The sessionlocks authors\n/);
+    assert.deepEqual(Object.keys(packed.tarballs).sort(), [MAIN, HOST_PKG].sort());
+    for (const [name, tarball] of Object.entries(packed.tarballs)) {
+      const read = (file) => execFileSync('tar', ['-xzOf', tarball, `package/${file}`], { encoding: 'utf8' });
+      assert.equal(read('LICENSE'), license, `${name}: LICENSE`);
+      const manifest = JSON.parse(read('package.json'));
+      assert.equal(manifest.license, 'MIT', `${name}: license`);
+      assert.deepEqual(
+        manifest.repository,
+        { type: 'git', url: 'git+https://github.com/copilot-ide/sessionlocks.git', directory: 'npm/sessionlocks' },
+        `${name}: repository`,
+      );
+      assert.match(manifest.engines?.node ?? '', /^>=\d+/, `${name}: engines.node`);
+    }
+  });
+});

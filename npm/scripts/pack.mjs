@@ -12,9 +12,11 @@
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 // Shipped in every package: electron-builder's licence check and npm's own
 // listing read it from the tarball, not from the repository.
@@ -31,19 +33,9 @@ export const binaryName = (p) => (p.goos === 'windows' ? 'sessionlocks.exe' : 's
 // Issue 5's goal for each platform binary.
 const BINARY_GOAL = 6e6;
 
-const SEMVER = /^v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?)$/;
-
-/**
- * npmVersion turns what `git describe --tags --always --dirty` prints into a
- * version npm accepts: a tag like v1.2.3 as is, anything else (a bare commit,
- * a dirty tree) as a 0.0.0-dev prerelease that names it.
- */
-export function npmVersion(described) {
-  const m = SEMVER.exec(described.trim());
-  if (m) return m[1];
-  const id = described.trim().replace(/[^0-9A-Za-z-]+/g, '-').replace(/^-+|-+$/g, '') || 'unknown';
-  return `0.0.0-dev.${/^\d+$/.test(id) ? `g${id}` : id}`;
-}
+// One rule for packing and for the client's version check at spawn: it lives
+// in the package (version.js) and is re-exported here for the tests.
+export const { npmVersion } = require('../sessionlocks/version.js');
 
 /**
  * binaryTarget reads the GOOS/GOARCH an executable was built for from its

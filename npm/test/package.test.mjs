@@ -18,7 +18,10 @@ import { after, before, describe, test } from 'node:test';
 import { binaryTarget, key, pack, platforms } from '../scripts/pack.mjs';
 import {
   hostBinary,
+  installMain,
   npm,
+  packHost,
+  projectDir,
   repoRoot,
   startFakeSession,
   tmpdir,
@@ -32,29 +35,18 @@ const MAIN = '@copilot-ide/sessionlocks';
 const HOST_PKG = host && `${MAIN}-${key(host)}`;
 const openrpc = JSON.parse(fs.readFileSync(path.join(repoRoot, 'schema', 'openrpc.json'), 'utf8'));
 
-let packed; // {version, tarballs}
+let packed; // {version, tarballs, packed}
 let project; // the temporary project's directory
 let sl; // the installed package's exports
-
-function projectDir(name, manifest) {
-  const dir = path.join(tmpdir('sessionlocks-app-'), name);
-  fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, ...manifest }, null, 2));
-  return dir;
-}
 
 before(() => {
   assert.ok(host, `no platform package for ${process.platform}-${process.arch}`);
   const binary = hostBinary();
   // From here on the package must find the binary by itself.
   delete process.env.SESSIONLOCKS_BINARY;
-  packed = pack({ version: '0.0.0-test', out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
-  // The registry does not have the platform package; an override points npm
-  // at its tarball, so that it is installed the way users get it: as the
-  // main package's optional dependency, chosen by os/cpu.
-  project = projectDir('app', { overrides: { [HOST_PKG]: `file:${packed.tarballs[HOST_PKG]}` } });
-  // vscode-jsonrpc comes from the npm cache when it is there (npm ci filled it).
-  npm(['install', '--prefer-offline', packed.tarballs[MAIN]], project);
+  packed = packHost(binary);
+  project = projectDir('app');
+  installMain(project, packed.tarballs[MAIN], { platformTarball: packed.tarballs[HOST_PKG] });
   sl = createRequire(path.join(project, 'package.json'))(MAIN);
 });
 
@@ -64,7 +56,7 @@ describe('installed packages', () => {
     assert.deepEqual(Object.keys(manifest.dependencies), ['vscode-jsonrpc']);
     assert.deepEqual(
       manifest.optionalDependencies,
-      Object.fromEntries(platforms.map((p) => [`${MAIN}-${key(p)}`, '0.0.0-test'])),
+      Object.fromEntries(platforms.map((p) => [`${MAIN}-${key(p)}`, packed.version])),
     );
     const lock = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8'));
     const entry = lock.packages[`node_modules/${HOST_PKG}`];

@@ -158,6 +158,17 @@ export declare class BinaryNotFoundError extends Error {
   /** The per-platform package that should hold the binary. */
   readonly packageName?: string;
   readonly path?: string;
+  /**
+   * Why the platform package was not found, when it was not: bundled without
+   * node_modules beside the bundle, omitted by npm (--omit=optional), never
+   * installed (the main tarball alone), installed for another platform, or
+   * not known (no npm lockfile to tell).
+   */
+  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing';
+  /** For reason 'bundled': 'webpack', or 'a bundler'. */
+  readonly bundler?: string;
+  /** Platform packages installed instead of this platform's. */
+  readonly installed?: string[];
 }
 
 /**

@@ -2,8 +2,9 @@
 // platform's package, npm install the tarballs into an empty project, and use
 // the sidecar only through what got installed: binary resolution, the typed
 // client against a real state directory (real flocks held by the fake CLI),
-// sessionsChanged, dispose, a crashing child, the bin shim, and the error when
-// the platform package is missing.
+// sessionsChanged, dispose, a crashing child, the bin shim, the errors when
+// the platform package is missing (omitted, or never installed), and what
+// every tarball ships (LICENSE, license, repository, engines).
 //
 // Only the host's platform package is built here (with the binary `make`
 // built, SESSIONLOCKS_BINARY); `make npm` builds all six.
@@ -19,7 +20,6 @@ import { binaryTarget, key, pack, platforms } from '../scripts/pack.mjs';
 import {
   hostBinary,
   installMain,
-  npm,
   packHost,
   projectDir,
   repoRoot,
@@ -438,21 +438,40 @@ describe('the child process', () => {
 });
 
 describe('without the platform package', () => {
-  test('binaryPath, spawn and the shim name the missing package and the platform', async () => {
-    const bare = projectDir('bare');
-    npm(['install', '--prefer-offline', '--omit=optional', packed.tarballs[MAIN]], bare);
-    assert.ok(!fs.existsSync(path.join(bare, 'node_modules', HOST_PKG)));
-    const pkg = createRequire(path.join(bare, 'package.json'))(MAIN);
-    const wanted = (err) =>
-      err instanceof pkg.BinaryNotFoundError &&
-      err.message.includes(HOST_PKG) &&
-      err.message.includes(key(host)) &&
-      err.packageName === HOST_PKG;
+  // Each way of ending up without it gets advice for that way: a reinstall
+  // with optional dependencies does not help one that npm never could get.
+  const install = (name, args, platformTarball) => {
+    const dir = projectDir(name);
+    installMain(dir, packed.tarballs[MAIN], { args, platformTarball });
+    assert.ok(!fs.existsSync(path.join(dir, 'node_modules', HOST_PKG)), `${HOST_PKG} was installed`);
+    return { dir, pkg: createRequire(path.join(dir, 'package.json'))(MAIN) };
+  };
+  const named = (pkg, reason) => (err) =>
+    err instanceof pkg.BinaryNotFoundError &&
+    err.message.includes(HOST_PKG) &&
+    err.message.includes(key(host)) &&
+    err.packageName === HOST_PKG &&
+    err.reason === reason;
+
+  test('--omit=optional: binaryPath, spawn and the shim say to reinstall with optional dependencies', async () => {
+    const { dir, pkg } = install('omitted', ['--omit=optional'], packed.tarballs[HOST_PKG]);
+    const wanted = (err) => named(pkg, 'omitted')(err) && /npm ci --include=optional/.test(err.message) && /--omit=optional/.test(err.message);
     assert.throws(() => pkg.binaryPath(), wanted);
     await assert.rejects(pkg.SessionLocks.spawn(), wanted);
-    const shim = spawnSync(path.join(bare, 'node_modules', '.bin', 'sessionlocks'), ['version'], { encoding: 'utf8' });
+    const shim = spawnSync(path.join(dir, 'node_modules', '.bin', 'sessionlocks'), ['version'], { encoding: 'utf8' });
     assert.equal(shim.status, 1);
-    assert.ok(shim.stderr.includes(HOST_PKG), shim.stderr);
+    assert.ok(shim.stderr.includes(HOST_PKG) && shim.stderr.includes('--include=optional'), shim.stderr);
+  });
+
+  test('the main tarball alone: the error says to install the platform package too, at the same version', async () => {
+    const { pkg } = install('main-only', []);
+    const wanted = (err) =>
+      named(pkg, 'not-installed')(err) &&
+      err.message.includes(`npm install ${HOST_PKG}@${packed.version}`) &&
+      /do not use --omit=optional/.test(err.message) &&
+      !/npm ci --include=optional/.test(err.message);
+    assert.throws(() => pkg.binaryPath(), wanted);
+    await assert.rejects(pkg.SessionLocks.spawn(), wanted);
   });
 });
 

@@ -39,6 +39,11 @@ export async function ide(): Promise<void> {
   // @ts-expect-error backoffMs is a number
   await SessionLocks.spawn({ restart: { backoffMs: '1s' } });
   const code: -32095 = ErrorCodes.VersionMismatch;
+  try {
+    binaryPath();
+  } catch (err) {
+    if (err instanceof BinaryNotFoundError && err.reason === 'bundled') void err.bundler;
+  }
   sub.dispose();
   void now, restarts, version, bad, code;
 }

@@ -15,10 +15,15 @@
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
+// Shipped in every package: electron-builder's licence check and npm's own
+// listing read it from the tarball, not from the repository.
+export const licenseFile = path.resolve(here, '../../LICENSE');
 export const mainSource = path.resolve(here, '../sessionlocks');
 export const platforms = JSON.parse(fs.readFileSync(path.join(mainSource, 'platforms.json'), 'utf8'));
 const mainManifest = JSON.parse(fs.readFileSync(path.join(mainSource, 'package.json'), 'utf8'));
@@ -31,19 +36,9 @@ export const binaryName = (p) => (p.goos === 'windows' ? 'sessionlocks.exe' : 's
 // Issue 5's goal for each platform binary.
 const BINARY_GOAL = 6e6;
 
-const SEMVER = /^v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?)$/;
-
-/**
- * npmVersion turns what `git describe --tags --always --dirty` prints into a
- * version npm accepts: a tag like v1.2.3 as is, anything else (a bare commit,
- * a dirty tree) as a 0.0.0-dev prerelease that names it.
- */
-export function npmVersion(described) {
-  const m = SEMVER.exec(described.trim());
-  if (m) return m[1];
-  const id = described.trim().replace(/[^0-9A-Za-z-]+/g, '-').replace(/^-+|-+$/g, '') || 'unknown';
-  return `0.0.0-dev.${/^\d+$/.test(id) ? `g${id}` : id}`;
-}
+// One rule for packing and for the client's version check at spawn: it lives
+// in the package (version.js) and is re-exported here for the tests.
+export const { npmVersion } = require('../sessionlocks/version.js');
 
 /**
  * binaryTarget reads the GOOS/GOARCH an executable was built for from its
@@ -85,6 +80,7 @@ function platformManifest(p, version) {
     description: `The sessionlocks binary for ${p.platform} ${p.arch} (GOOS=${p.goos} GOARCH=${p.goarch}), installed by ${mainManifest.name}.`,
     repository: mainManifest.repository,
     license: mainManifest.license,
+    engines: mainManifest.engines,
     os: [p.platform],
     cpu: [p.arch],
     files: ['bin/'],
@@ -106,6 +102,7 @@ function stagePlatform(p, version, binary, dir) {
   const dest = path.join(dir, 'bin', binaryName(p));
   fs.copyFileSync(binary, dest);
   fs.chmodSync(dest, 0o755);
+  fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(platformManifest(p, version), null, 2) + '\n');
   fs.writeFileSync(
     path.join(dir, 'README.md'),
@@ -120,6 +117,7 @@ function stageMain(version, dir) {
   for (const entry of [...mainManifest.files, 'README.md']) {
     fs.cpSync(path.join(mainSource, entry), path.join(dir, entry), { recursive: true });
   }
+  fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
   const manifest = { ...mainManifest, version, optionalDependencies: {} };
   for (const p of platforms) manifest.optionalDependencies[packageName(p)] = version;
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { key, npmVersion, pack, platforms } from './pack.mjs';
 
 export const npmDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.dirname(npmDir);
@@ -126,6 +127,53 @@ export function waitFor(subscribe, test, ms, message) {
       resolve(value);
     });
   });
+}
+
+/**
+ * The version `make npm` gives the packages it makes from binary: what the
+ * binary's version command prints, as npm spells it. Packages packed at any
+ * other version fail the client's version check at spawn.
+ */
+export function packageVersionOf(binary) {
+  const out = execFileSync(binary, ['version'], { encoding: 'utf8' });
+  const m = /^sessionlocks (\S+) /.exec(out);
+  if (!m) throw new Error(`${binary} version printed ${JSON.stringify(out)}`);
+  return npmVersion(m[1]);
+}
+
+/** An empty npm project in a fresh temporary directory, with these package.json fields. */
+export function projectDir(name, manifest = {}) {
+  const dir = path.join(tmpdir('sessionlocks-app-'), name);
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, ...manifest }, null, 2));
+  return dir;
+}
+
+/**
+ * Packs the main package and this platform's (holding binary) at the
+ * binary's own version into a temporary directory: {version, tarballs:
+ * {name: file}, packed: npm pack's report}.
+ */
+export function packHost(binary) {
+  const host = platforms.find((p) => p.platform === process.platform && p.arch === process.arch);
+  if (!host) throw new Error(`no platform package for ${process.platform}-${process.arch}`);
+  return pack({ version: packageVersionOf(binary), out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
+}
+
+/**
+ * Installs the main tarball into project as users get it: the platform
+ * package as its optional dependency, chosen by os/cpu. The registry does not
+ * have the platform package; an override points npm at its tarball. Without
+ * one (platformTarball undefined) npm finds none and skips it silently.
+ */
+export function installMain(project, mainTarball, { platformTarball, args = [] } = {}) {
+  if (platformTarball) {
+    const manifest = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8'));
+    manifest.overrides = { [`@copilot-ide/sessionlocks-${process.platform}-${process.arch}`]: `file:${platformTarball}` };
+    fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify(manifest, null, 2));
+  }
+  // vscode-jsonrpc comes from the npm cache when it is there (npm ci filled it).
+  npm(['install', '--prefer-offline', ...args, mainTarball], project);
 }
 
 /** npm, run quietly, failing with its output. */

@@ -4,10 +4,15 @@
 // Electron adds a twist esbuild does not handle: a file inside app.asar can be
 // read through Electron's patched fs but not executed, so the path has to be
 // rewritten to the app.asar.unpacked copy that packagers leave next to it.
+// Bundlers add another: webpack replaces require.resolve with its own, which
+// knows only the modules it bundled, so the platform package is looked up with
+// Node's require of the bundle's file instead (see nodeResolve).
 
 const fs = require('fs');
+const { createRequire } = require('module');
 const path = require('path');
 const PLATFORMS = require('./platforms.json');
+const { PACKAGE_VERSION } = require('./version');
 
 const MAIN_PACKAGE = '@copilot-ide/sessionlocks';
 
@@ -41,6 +46,41 @@ function unpackedPath(p) {
   return p.replace(ASAR_SEGMENT, '$1.unpacked');
 }
 
+/**
+ * nodeResolve is Node's require.resolve as seen from this file, or, in a
+ * bundle, from the bundle's file: the platform package is found in the
+ * node_modules next to the bundle, as Node would find it.
+ */
+function nodeResolve() {
+  // webpack's own require.resolve cannot find a package it did not bundle;
+  // __non_webpack_require__ is the real require of the bundle.
+  if (typeof __non_webpack_require__ === 'function') return __non_webpack_require__.resolve;
+  // Unbundled, and in esbuild's or rollup's output, __filename is a real file.
+  return createRequire(typeof __filename === 'string' ? __filename : path.join(process.cwd(), 'index.js')).resolve;
+}
+
+/**
+ * bundler names the bundler this file was bundled by ('webpack', or 'a
+ * bundler' for the others, which leave no trace), or returns undefined
+ * when it runs from its package directory: a bundle is no package directory,
+ * so the package.json beside this file is missing or another package's.
+ */
+function bundler() {
+  if (typeof __webpack_require__ === 'function') return 'webpack';
+  if (typeof __filename !== 'string') return 'a bundler';
+  try {
+    if (JSON.parse(fs.readFileSync(path.join(__dirname, 'package.json'), 'utf8')).name === MAIN_PACKAGE) return undefined;
+  } catch {
+    // no package.json here: bundled
+  }
+  return 'a bundler';
+}
+
+/** The bundle's file, for error messages (webpack's node.__filename: 'mock' hides it). */
+function bundleFile() {
+  return typeof __filename === 'string' && isFile(__filename) ? __filename : process.argv[1];
+}
+
 function isFile(p) {
   try {
     return fs.statSync(p).isFile();
@@ -64,7 +104,7 @@ function binaryPath(options = {}) {
   const platform = options.platform || process.platform;
   const arch = options.arch || process.arch;
   const electron = 'electron' in options ? options.electron : process.versions.electron;
-  const resolve = options.resolve || require.resolve;
+  const resolve = options.resolve || nodeResolve();
 
   let found;
   let origin;
@@ -72,7 +112,7 @@ function binaryPath(options = {}) {
     found = path.resolve(env.SESSIONLOCKS_BINARY);
     origin = 'the SESSIONLOCKS_BINARY environment variable';
   } else {
-    found = packagedBinary(platform, arch, resolve);
+    found = packagedBinary(platform, arch, resolve, options);
     origin = `the package ${platformPackageName(platform, arch)}`;
   }
 
@@ -105,7 +145,7 @@ function binaryPath(options = {}) {
   return found;
 }
 
-function packagedBinary(platform, arch, resolve) {
+function packagedBinary(platform, arch, resolve, options) {
   const name = platformPackageName(platform, arch);
   const supported = PLATFORMS.map((p) => `${p.platform}-${p.arch}`);
   if (!supported.includes(`${platform}-${arch}`)) {
@@ -120,6 +160,34 @@ function packagedBinary(platform, arch, resolve) {
   } catch (err) {
     if (err && err.code !== 'MODULE_NOT_FOUND') throw err;
   }
+  const details = { packageName: name, platform, arch };
+  const missing = `The sessionlocks binary for ${platform}-${arch} should come from the package ${name}`;
+  const orSet = 'Or pass the binary to SessionLocks.spawn({ binary }), or set SESSIONLOCKS_BINARY to a sessionlocks binary.';
+
+  // In a bundle, the package's own node_modules are usually not where the
+  // bundle runs: unless they are beside it after all, the advice is about the
+  // bundler's configuration, not npm.
+  const bundled = 'bundler' in options ? options.bundler : bundler();
+  let packageDir = __dirname;
+  if (bundled) {
+    try {
+      packageDir = path.dirname(resolve(`${MAIN_PACKAGE}/package.json`));
+    } catch {
+      packageDir = undefined;
+    }
+  }
+  if (bundled && !packageDir) {
+    throw new BinaryNotFoundError(
+      `${missing}, which cannot be found from the bundle ${bundleFile()}: ${MAIN_PACKAGE} was bundled into it` +
+        `${bundled === 'webpack' ? ' by webpack' : ''}, ` +
+        `and Node looks for ${name} in the node_modules beside the bundle. Mark ${MAIN_PACKAGE} as external ` +
+        `(webpack: externals: { '${MAIN_PACKAGE}': 'commonjs ${MAIN_PACKAGE}' }; esbuild: --external:${MAIN_PACKAGE}) ` +
+        `and ship ${MAIN_PACKAGE} and ${name} in the app's node_modules (in Electron, unpacked from app.asar: ` +
+        `"asarUnpack": ["**/node_modules/${MAIN_PACKAGE}-*/**"]). ${orSet}`,
+      { ...details, bundler: bundled, reason: 'bundled' },
+    );
+  }
+
   // Say what is installed instead: node_modules copied from another machine
   // is the usual cause, and naming the package found makes that obvious.
   const others = PLATFORMS.map((p) => platformPackageName(p.platform, p.arch)).filter((other) => {
@@ -131,16 +199,65 @@ function packagedBinary(platform, arch, resolve) {
       return false;
     }
   });
-  const hint = others.length
-    ? ` Installed instead: ${others.join(', ')}, so node_modules was probably installed on another platform ` +
-      `and copied here; reinstall dependencies on this machine (npm ci).`
-    : ` It is an optional dependency of ${MAIN_PACKAGE}; npm skips it with --omit=optional (or --no-optional), ` +
-      `and when the lockfile was written without it. Reinstall with optional dependencies (npm ci --include=optional).`;
+  if (others.length) {
+    throw new BinaryNotFoundError(
+      `${missing}, which is not installed. Installed instead: ${others.join(', ')}, so node_modules was probably ` +
+        `installed on another platform and copied here; reinstall dependencies on this machine (npm ci). ${orSet}`,
+      { ...details, installed: others, reason: 'other-platform' },
+    );
+  }
+  // npm's lockfile tells the two usual causes apart: a package it resolved
+  // but did not install was omitted on purpose (--omit=optional); one it does
+  // not list at all could not be had when it installed (the main tarball
+  // installed alone, or a registry without that version).
+  const lock = 'lockfile' in options ? options.lockfile : projectLockfile(packageDir);
+  const wanted = `${name}@${PACKAGE_VERSION}`;
+  if (lock && lock.packages && Object.keys(lock.packages).some((k) => k === name || k.endsWith(`node_modules/${name}`))) {
+    throw new BinaryNotFoundError(
+      `${missing}, which is not installed although ${lock.file} lists it: it is an optional dependency of ` +
+        `${MAIN_PACKAGE}, and npm skipped it because optional dependencies were omitted (--omit=optional, ` +
+        `--no-optional, or omit=optional in .npmrc). Reinstall with them: npm ci --include=optional. ${orSet}`,
+      { ...details, installed: [], reason: 'omitted' },
+    );
+  }
+  if (lock) {
+    throw new BinaryNotFoundError(
+      `${missing}, which was never installed: ${lock.file} does not list it, so npm could not get ${wanted} ` +
+        `when it installed ${MAIN_PACKAGE} (its optional dependencies are skipped silently; installing the main ` +
+        `tarball alone does that). Install ${name} too, at the same version (npm install ${wanted}, or its tarball ` +
+        `beside the main one), and do not use --omit=optional / --no-optional. ${orSet}`,
+      { ...details, installed: [], reason: 'not-installed' },
+    );
+  }
   throw new BinaryNotFoundError(
-    `The sessionlocks binary for ${platform}-${arch} should come from the package ${name}, which is not installed.${hint} ` +
-      `Or set SESSIONLOCKS_BINARY to a sessionlocks binary.`,
-    { packageName: name, platform, arch, installed: others },
+    `${missing}, which is not installed. Install it too, at the same version (npm install ${wanted}); ` +
+      `it is an optional dependency of ${MAIN_PACKAGE}, which npm skips silently when it cannot get it (the main ` +
+      `tarball installed alone) and on purpose with --omit=optional or --no-optional (then reinstall with ` +
+      `npm ci --include=optional). ${orSet}`,
+    { ...details, installed: [], reason: 'missing' },
   );
+}
+
+/**
+ * projectLockfile reads the npm lockfile of the project the package in
+ * packageDir is installed in ({file, packages}), or returns undefined when there is none
+ * (another package manager, or no node_modules above this file).
+ */
+function projectLockfile(packageDir) {
+  // An installed package is <project>/node_modules/@copilot-ide/sessionlocks.
+  const nodeModules = path.resolve(packageDir, '..', '..');
+  if (path.basename(nodeModules) !== 'node_modules') return undefined;
+  const project = path.dirname(nodeModules);
+  for (const name of ['npm-shrinkwrap.json', 'package-lock.json']) {
+    const file = path.join(project, name);
+    try {
+      const lock = JSON.parse(fs.readFileSync(file, 'utf8'));
+      return { file, packages: lock.packages || lock.dependencies || {} };
+    } catch {
+      // missing or unreadable: try the next
+    }
+  }
+  return undefined;
 }
 
 module.exports = {

@@ -4,17 +4,24 @@
 // framing). vscode-jsonrpc leaves requests pending forever when the stream
 // closes, so this file keeps its own list of pending calls and settles them
 // when the child exits or the client is disposed.
+//
+// With a restart policy the client outlives its child: a crashed child is
+// spawned again after a backoff, calls made meanwhile wait for it, and the
+// view the listeners were given (listSessions answers plus sessionsChanged)
+// is brought up to date with one sessionsChanged once the new child has
+// listed the sessions, since notifications the dead child never sent are lost.
 
 const { spawn } = require('child_process');
 // vscode-jsonrpc takes tens of milliseconds to load; an IDE that requires
 // this package at startup should not pay for it before it spawns a client.
 let loaded;
 const rpc = () => (loaded ??= require('vscode-jsonrpc/node'));
-const { binaryPath } = require('./binary');
+const { binaryPath, platformPackageName, MAIN_PACKAGE } = require('./binary');
+const { PACKAGE_VERSION, UNSTAMPED, npmVersion } = require('./version');
 
 /**
  * JSON-RPC error codes: the server's, as the OpenRPC document lists them
- * (schema/openrpc.json; a test keeps the two in step), then the two this
+ * (schema/openrpc.json; a test keeps the two in step), then the ones this
  * client raises itself. RequestCancelled comes from either side.
  */
 const ErrorCodes = Object.freeze({
@@ -33,6 +40,8 @@ const ErrorCodes = Object.freeze({
   Disposed: -32097,
   /** The sessionlocks process exited (or never started) while the call was pending. */
   ChildExited: -32096,
+  /** The binary's version is not the package's (spawn's version check). */
+  VersionMismatch: -32095,
 });
 
 /** SessionLocksError is a failed call: the JSON-RPC error code, message and data, and the method called. */
@@ -54,119 +63,174 @@ const STDERR_TAIL = 8 * 1024;
 const ERROR_LOG_TAIL = 2 * 1024;
 const DEFAULT_START_TIMEOUT = 10_000;
 const DEFAULT_DISPOSE_GRACE = 1_000;
+/** The restart policy's defaults (restart: true): about 45 s of tries before giving up. */
+const RESTART_DEFAULTS = Object.freeze({ maxRestarts: 10, backoffMs: 100, maxBackoffMs: 10_000, resetAfterMs: 60_000 });
 
 function describeExit(info) {
   if (info.error) return `could not be started: ${info.error.message}`;
   return info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
 }
 
+function restartPolicy(restart) {
+  if (!restart) return null;
+  const policy = { ...RESTART_DEFAULTS, ...(restart === true ? {} : restart) };
+  for (const [k, v] of Object.entries(policy)) {
+    if (typeof v !== 'number' || !(v >= 0)) throw new TypeError(`restart.${k} must be a number >= 0, got ${v}`);
+  }
+  return policy;
+}
+
+// Warned once per binary and version, not on every restart.
+const warned = new Set();
+
 class SessionLocks {
-  #child;
-  #conn;
-  #pending = new Set();
+  /** The current child: {child, conn, pending, exit, runningSince, startError}. */
+  #gen;
   #changed;
   #exitEmitter;
-  #exitInfo = null;
+  #stateEmitter;
+  #state = 'running';
+  /** Set once the client is done (no child and none to come). */
+  #finalExit = null;
   #disposed = false;
   #disposing = null;
   #stderrTail = '';
+  #onStderr;
   #resolveExited;
   #disposeGrace;
+  #startTimeout;
   /** The last listing rebuilt: {version, sessions}, the base of the next delta. */
   #listing;
   /** Set once the server refused since: it predates deltas. */
   #noDeltas = false;
+  /** What spawn() ran, to run it again; undefined for a client built on a given child. */
+  #launch;
+  #binary;
+  #versionCheck = 'off';
+  #version;
+  #policy = null;
+  #armed = false;
+  #restarts = 0;
+  /** Restarts since the last child that ran for policy.resetAfterMs. */
+  #failures = 0;
+  #restartTimer = null;
+  /** Calls made while restarting: sent once the new child runs. */
+  #waiting = new Set();
+  /**
+   * With a restart policy, what the listeners were told: id -> session, from
+   * listSessions answers and sessionsChanged; and what the answers covered:
+   * 'all', 'nonFree' (includeFree: false) or undefined (nothing whole yet).
+   */
+  #view = null;
+  #viewScope;
 
   /**
    * Spawns `sessionlocks serve` and resolves once it has answered a first
-   * call (status), so a resolved client is known to work.
+   * call (status) and its version passed the check, so a resolved client is
+   * known to work.
    * @param {import('./index').SpawnOptions} [options]
    * @returns {Promise<SessionLocks>}
    */
   static async spawn(options = {}) {
+    const explicit = Boolean(options.binary || process.env.SESSIONLOCKS_BINARY);
     const binary = options.binary || binaryPath();
     const args = ['serve'];
     if (options.stateDir) args.push('--state-dir', options.stateDir);
     if (options.args) args.push(...options.args);
-    const child = spawn(binary, args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: options.env ? { ...process.env, ...options.env } : process.env,
-      cwd: options.cwd,
-      windowsHide: true,
-    });
-    const client = new SessionLocks(child, options);
-    const timeout = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT;
-    let timer;
+    const launch = () =>
+      spawn(binary, args, {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: options.env ? { ...process.env, ...options.env } : process.env,
+        cwd: options.cwd,
+        windowsHide: true,
+      });
+    const policy = restartPolicy(options.restart);
+    const client = new SessionLocks(launch(), options);
+    client.#launch = launch;
+    client.#binary = binary;
+    client.#versionCheck = options.versionCheck ?? (explicit ? 'warn' : 'error');
+    client.#policy = policy;
+    if (policy) client.#view = new Map();
     try {
-      await Promise.race([
-        client.status(),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                new SessionLocksError(
-                  ErrorCodes.ChildExited,
-                  `sessionlocks (${binary}) did not answer within ${timeout} ms.${client.#stderrHint()}`,
-                  undefined,
-                  'status',
-                ),
-              ),
-            timeout,
-          );
-        }),
-      ]);
+      await client.#handshake(client.#gen);
     } catch (err) {
       await client.dispose();
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
+    client.#gen.runningSince = Date.now();
+    client.#armed = true;
     return client;
   }
 
-  /** Use SessionLocks.spawn; the constructor takes an already spawned child. */
+  /** Use SessionLocks.spawn; the constructor takes an already spawned child (and cannot restart it). */
   constructor(child, options = {}) {
-    const { Emitter, createMessageConnection, StreamMessageReader, StreamMessageWriter } = rpc();
-    this.#child = child;
+    const { Emitter } = rpc();
     this.#changed = new Emitter();
     this.#exitEmitter = new Emitter();
+    this.#stateEmitter = new Emitter();
     this.#disposeGrace = options.disposeGraceMs ?? DEFAULT_DISPOSE_GRACE;
+    this.#startTimeout = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT;
+    this.#onStderr = options.onStderr;
     /**
-     * Resolves when the child process ends, however it ends; `expected` is
-     * false when it died without dispose() asking it to.
+     * Resolves when the client is done: its child ended and no restart
+     * follows (dispose, no restart policy, or the policy gave up). `expected`
+     * is false when it died without dispose() asking it to.
      * @type {Promise<import('./index').ExitInfo>}
      */
     this.exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    this.#attach(child);
+  }
 
-    const onStderr = options.onStderr;
+  #attach(child) {
+    const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = rpc();
+    const gen = { child, conn: undefined, pending: new Set(), exit: null, runningSince: 0, startError: undefined };
+    this.#gen = gen;
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => {
       this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL);
-      if (onStderr) onStderr(chunk);
+      if (this.#onStderr) this.#onStderr(chunk);
     });
     // Writing to a dead child raises EPIPE on stdin; the exit handler reports it.
     child.stdin.on('error', () => {});
     child.on('error', (error) => {
-      if (child.pid === undefined) this.#exit({ code: null, signal: null, error });
+      if (child.pid === undefined) this.#childExited(gen, { code: null, signal: null, error });
     });
     // 'close' rather than 'exit': by then stderr is drained, so the log
     // tail in the exit info and errors is complete.
-    child.on('close', (code, signal) => this.#exit({ code, signal }));
+    child.on('close', (code, signal) => this.#childExited(gen, { code, signal }));
 
-    this.#conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-    this.#conn.onNotification('sessionsChanged', (params) => this.#changed.fire(params));
-    this.#conn.onError(() => {}); // stream errors end in an exit, reported there
-    this.#conn.listen();
+    gen.conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    gen.conn.onNotification('sessionsChanged', (params) => {
+      if (gen === this.#gen) this.#deliver(params);
+    });
+    gen.conn.onError(() => {}); // stream errors end in an exit, reported there
+    gen.conn.listen();
+    return gen;
   }
 
-  /** The child's process id (undefined if it could not be started). */
+  /** The current child's process id (a new one after each restart; undefined if it could not be started). */
   get pid() {
-    return this.#child.pid;
+    return this.#gen.child.pid;
   }
 
-  /** The last 8 KiB the child wrote to stderr (its log). */
+  /** The last 8 KiB the children wrote to stderr (their log). */
   get stderr() {
     return this.#stderrTail;
+  }
+
+  /** 'starting' while a restarted child has not answered yet, 'running', or 'exited' (see onStateChange). */
+  get state() {
+    return this.#state;
+  }
+
+  /** How many times the restart policy has spawned the child again. */
+  get restarts() {
+    return this.#restarts;
+  }
+
+  /** The version the binary reported at the last start (status), as `sessionlocks version` prints it. */
+  get version() {
+    return this.#version;
   }
 
   /**
@@ -177,29 +241,34 @@ class SessionLocks {
    * listing costs the parsing of what changed rather than of 4 MB of JSON.
    */
   listSessions(params = {}, options = {}) {
-    if (options.fresh || params.ids || params.since !== undefined || this.#noDeltas) {
-      return this.request('listSessions', params, options);
+    if (params.since !== undefined) return this.request('listSessions', params, options);
+    if (options.fresh || params.ids || this.#noDeltas) {
+      return this.request('listSessions', params, options).then((answer) => this.#noted(params, answer));
     }
     const base = this.#listing;
     const asked = this.request('listSessions', { ...params, since: base ? base.version : '' }, options);
-    return asked.then((answer) => {
-      if (typeof answer?.version !== 'string') return answer; // a server that ignores since: the answer is whole
-      const sessions = rebuild(answer, base);
-      if (!sessions) {
-        // A delta that does not fit (against some other listing): never
-        // guess; ask for the whole list.
-        this.#listing = undefined;
-        return this.request('listSessions', params, options);
-      }
-      this.#listing = { version: answer.version, sessions };
-      return { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
-    }, (err) => {
-      // A server older than deltas refuses since as an unknown parameter
-      // (SESSIONLOCKS_BINARY naming an older build): stop asking.
-      if (err?.code !== ErrorCodes.InvalidParams || err.data?.field !== 'since') throw err;
-      this.#noDeltas = true;
-      return this.request('listSessions', params, options);
-    });
+    return asked.then(
+      (answer) => {
+        if (typeof answer?.version !== 'string') return this.#noted(params, answer); // a server that ignores since
+        const sessions = rebuild(answer, base);
+        if (!sessions) {
+          // A delta that does not fit (against some other listing): never
+          // guess; ask for the whole list.
+          this.#listing = undefined;
+          return this.request('listSessions', params, options).then((whole) => this.#noted(params, whole));
+        }
+        this.#listing = { version: answer.version, sessions };
+        const result = { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
+        return this.#noted(params, result);
+      },
+      (err) => {
+        // A server older than deltas refuses since as an unknown parameter
+        // (SESSIONLOCKS_BINARY naming an older build): stop asking.
+        if (err?.code !== ErrorCodes.InvalidParams || err.data?.field !== 'since') throw err;
+        this.#noDeltas = true;
+        return this.request('listSessions', params, options).then((whole) => this.#noted(params, whole));
+      },
+    );
   }
 
   /** Says whether a session may be resumed now, with a sentence for the user. */
@@ -228,74 +297,120 @@ class SessionLocks {
   }
 
   /**
-   * Sends any request. Rejects with SessionLocksError.
+   * Sends any request. Rejects with SessionLocksError. While a restart is
+   * under way the call waits for the new child (or for the policy to give
+   * up, or dispose, which reject it).
    * @param {string} method
    * @param {object} [params]
    * @param {{signal?: AbortSignal}} [options]
    */
   request(method, params, options = {}) {
-    if (this.#disposed || this.#exitInfo) return Promise.reject(this.#closedError(method));
+    if (this.#disposed) return Promise.reject(this.#disposedError(method));
+    if (this.#finalExit) return Promise.reject(this.#exitedError(method, this.#gen));
     const signal = options.signal;
     if (signal && signal.aborted) return Promise.reject(cancelled(method, signal));
-    return new Promise((resolve, reject) => {
-      let source;
-      let onAbort;
+    const { call, promise } = this.#newCall(method, params, signal);
+    if (this.#state === 'running') this.#send(this.#gen, call);
+    else this.#waiting.add(call);
+    return promise;
+  }
+
+  /** A call of the client's own on gen, which does not wait for a restart. */
+  #call(gen, method, params) {
+    const { call, promise } = this.#newCall(method, params);
+    this.#send(gen, call);
+    return promise;
+  }
+
+  #newCall(method, params, signal) {
+    let call;
+    const promise = new Promise((resolve, reject) => {
       // Whoever settles the call first (the answer, an abort, the child's
       // exit, dispose) wins; the others find it settled.
-      const call = {
+      call = {
         method,
+        params,
+        source: undefined,
+        gen: undefined,
         settle: (fn, value) => {
           if (call.done) return;
           call.done = true;
-          this.#pending.delete(call);
+          call.gen?.pending.delete(call);
+          this.#waiting.delete(call);
           if (signal) signal.removeEventListener('abort', onAbort);
-          if (source) source.dispose();
+          if (call.source) call.source.dispose();
           fn(value);
         },
       };
+      call.resolve = (value) => call.settle(resolve, value);
       call.reject = (err) => call.settle(reject, err);
-      this.#pending.add(call);
+      const onAbort = () => {
+        if (call.source) call.source.cancel(); // sends $/cancelRequest
+        call.reject(cancelled(method, signal));
+      };
       if (signal) {
-        source = new (rpc().CancellationTokenSource)();
-        onAbort = () => {
-          source.cancel(); // sends $/cancelRequest
-          call.reject(cancelled(method, signal));
-        };
+        call.source = new (rpc().CancellationTokenSource)();
         signal.addEventListener('abort', onAbort, { once: true });
       }
-      // vscode-jsonrpc takes every argument but a trailing token as a
-      // positional param: pass the token only when there is one.
-      const sent = source ? this.#conn.sendRequest(method, params, source.token) : this.#conn.sendRequest(method, params);
-      sent.then(
-        (result) => call.settle(resolve, result),
-        (err) => {
-          if (err instanceof rpc().ResponseError && !TRANSPORT_ERRORS.has(err.code)) {
-            call.reject(new SessionLocksError(err.code, err.message, err.data, method));
-            return;
-          }
-          // The pipe broke: the child is dying, and its exit settles the call
-          // with the exit status and log. This is the fallback if it lingers.
-          const error = new SessionLocksError(ErrorCodes.ChildExited, `${method}: ${err && err.message}`, undefined, method, {
-            cause: err,
-          });
-          setTimeout(() => call.reject(error), TRANSPORT_GRACE).unref();
-        },
-      );
     });
+    return { call, promise };
+  }
+
+  #send(gen, call) {
+    call.gen = gen;
+    gen.pending.add(call);
+    const { method, params, source } = call;
+    // vscode-jsonrpc takes every argument but a trailing token as a
+    // positional param: pass the token only when there is one.
+    let sent;
+    try {
+      sent = source ? gen.conn.sendRequest(method, params, source.token) : gen.conn.sendRequest(method, params);
+    } catch (err) {
+      // The connection saw the pipe close before the child's exit was handled.
+      sent = Promise.reject(err);
+    }
+    sent.then(
+      (result) => call.resolve(result),
+      (err) => {
+        if (err instanceof rpc().ResponseError && !TRANSPORT_ERRORS.has(err.code)) {
+          call.reject(new SessionLocksError(err.code, err.message, err.data, method));
+          return;
+        }
+        // The pipe broke: the child is dying, and its exit settles the call
+        // with the exit status and log. This is the fallback if it lingers.
+        const error = new SessionLocksError(ErrorCodes.ChildExited, `${method}: ${err && err.message}`, undefined, method, {
+          cause: err,
+        });
+        setTimeout(() => call.reject(error), TRANSPORT_GRACE).unref();
+      },
+    );
   }
 
   /**
-   * Calls listener with every sessionsChanged notification.
+   * Calls listener with every sessionsChanged notification, and after a
+   * restart with one made by the client: the difference between what the
+   * listeners were told and what the new child lists.
    * @returns {{dispose(): void}} stops the listener
    */
   onSessionsChanged(listener) {
     return this.#changed.event(listener);
   }
 
-  /** Calls listener once, when the child process ends. */
+  /**
+   * Calls listener on every change of state: 'exited' when a child ends
+   * (with its exit info, and whether and when a restart follows),
+   * 'starting' when a restart spawns a new child, 'running' once it has
+   * answered and the sessions have been listed again.
+   * @returns {{dispose(): void}} stops the listener
+   */
+  onStateChange(listener) {
+    return this.#stateEmitter.event(listener);
+  }
+
+  /** Calls listener once, when the client is done (see exited). */
   onExit(listener) {
-    if (this.#exitInfo) {
-      const info = this.#exitInfo;
+    if (this.#finalExit) {
+      const info = this.#finalExit;
       queueMicrotask(() => listener(info));
       return { dispose() {} };
     }
@@ -304,21 +419,27 @@ class SessionLocks {
 
   /**
    * Ends the child: closes its stdin (it exits on EOF), then SIGTERM after a
-   * grace period, then SIGKILL. Pending calls reject with ErrorCodes.Disposed.
-   * Resolves once the child has exited. Safe to call more than once.
+   * grace period, then SIGKILL. Stops any restart. Pending and waiting calls
+   * reject with ErrorCodes.Disposed. Resolves once the child has exited.
+   * Safe to call more than once.
    */
   dispose() {
     if (this.#disposing) return this.#disposing;
     this.#disposed = true;
-    this.#rejectPending((call) => this.#closedError(call.method));
-    this.#conn.dispose();
-    if (this.#exitInfo) {
+    clearTimeout(this.#restartTimer);
+    this.#restartTimer = null;
+    const gen = this.#gen;
+    for (const call of [...this.#waiting, ...gen.pending]) call.reject(this.#disposedError(call.method));
+    gen.conn.dispose();
+    if (gen.exit) {
+      // Between a crash and its restart: no child to end.
+      if (!this.#finalExit) this.#finish(gen);
       this.#disposing = Promise.resolve();
       return this.#disposing;
     }
-    this.#child.stdin.end();
-    const term = setTimeout(() => this.#child.kill('SIGTERM'), this.#disposeGrace);
-    const kill = setTimeout(() => this.#child.kill('SIGKILL'), 2 * this.#disposeGrace);
+    gen.child.stdin.end();
+    const term = setTimeout(() => gen.child.kill('SIGTERM'), this.#disposeGrace);
+    const kill = setTimeout(() => gen.child.kill('SIGKILL'), 2 * this.#disposeGrace);
     this.#disposing = this.exited.then(() => {
       clearTimeout(term);
       clearTimeout(kill);
@@ -326,35 +447,196 @@ class SessionLocks {
     return this.#disposing;
   }
 
-  #exit(info) {
-    if (this.#exitInfo) return;
-    const exitInfo = { code: info.code, signal: info.signal, expected: this.#disposed, stderr: this.#stderrTail };
-    if (info.error) exitInfo.error = info.error;
-    this.#exitInfo = exitInfo;
-    this.#rejectPending((call) => this.#closedError(call.method));
-    this.#conn.dispose();
-    this.#resolveExited(exitInfo);
-    this.#exitEmitter.fire(exitInfo);
+  /** Waits for gen's first answer (status) and checks its version. */
+  async #handshake(gen) {
+    const timeout = this.#startTimeout;
+    let timer;
+    try {
+      const status = await Promise.race([
+        this.#call(gen, 'status', {}),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new SessionLocksError(
+                  ErrorCodes.ChildExited,
+                  `sessionlocks (${this.#binary}) did not answer within ${timeout} ms.${this.#stderrHint()}`,
+                  undefined,
+                  'status',
+                ),
+              ),
+            timeout,
+          );
+        }),
+      ]);
+      this.#version = status?.version;
+      this.#checkVersion(status?.version);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #checkVersion(binaryVersion) {
+    // 0.0.0 is the repository's own package.json, before `make npm` stamps
+    // the release into package and binary alike: nothing to compare.
+    if (this.#versionCheck === 'off' || PACKAGE_VERSION === UNSTAMPED) return;
+    if (typeof binaryVersion === 'string' && npmVersion(binaryVersion) === PACKAGE_VERSION) return;
+    const shown = typeof binaryVersion === 'string' && npmVersion(binaryVersion) !== binaryVersion ? ` (${npmVersion(binaryVersion)} as an npm version)` : '';
+    const mismatch =
+      `The sessionlocks binary ${this.#binary} is version ${binaryVersion}${shown}, but ${MAIN_PACKAGE} is ` +
+      `${PACKAGE_VERSION}: the binary must come from the same release as the package, or the two may not speak the same protocol.`;
+    const data = { binary: this.#binary, binaryVersion, packageVersion: PACKAGE_VERSION };
+    if (this.#versionCheck === 'warn') {
+      const key = `${this.#binary}\0${binaryVersion}`;
+      if (warned.has(key)) return;
+      warned.add(key);
+      process.emitWarning(
+        `${mismatch} It was given explicitly (SESSIONLOCKS_BINARY or spawn's binary option), so it is used anyway.`,
+        { type: 'SessionLocksWarning', code: 'SESSIONLOCKS_VERSION_MISMATCH', detail: JSON.stringify(data) },
+      );
+      return;
+    }
+    throw new SessionLocksError(
+      ErrorCodes.VersionMismatch,
+      `${mismatch} Reinstall so that they match: ${platformPackageName()} must be at ${PACKAGE_VERSION}, as ` +
+        `${MAIN_PACKAGE} pins it (npm ci; node_modules or a bundle left from another version is the usual cause). ` +
+        `To run another binary on purpose, pass it to SessionLocks.spawn({ binary }) or set SESSIONLOCKS_BINARY ` +
+        `(a mismatch is then a warning), or pass versionCheck: 'off'.`,
+      data,
+      'status',
+    );
+  }
+
+  #childExited(gen, info) {
+    if (gen.exit) return;
+    const exit = { code: info.code, signal: info.signal, expected: this.#disposed, stderr: this.#stderrTail };
+    if (info.error) exit.error = info.error;
+    gen.exit = exit;
+    for (const call of [...gen.pending]) {
+      call.reject(this.#disposed ? this.#disposedError(call.method) : this.#exitedError(call.method, gen));
+    }
+    gen.conn.dispose();
+    if (gen !== this.#gen) return;
+
+    const policy = this.#policy;
+    if (this.#disposed || !this.#armed || !policy) return this.#finish(gen);
+    // A child that ran long enough was no crash loop: start counting afresh.
+    if (gen.runningSince && Date.now() - gen.runningSince >= policy.resetAfterMs) this.#failures = 0;
+    if (this.#failures >= policy.maxRestarts) return this.#finish(gen);
+    this.#failures++;
+    const delay = Math.min(policy.backoffMs * 2 ** (this.#failures - 1), policy.maxBackoffMs);
+    this.#restartTimer = setTimeout(() => this.#respawn(), delay);
+    this.#setState({ state: 'exited', pid: gen.child.pid, exit, willRestart: true, restartInMs: delay, error: gen.startError });
+  }
+
+  async #respawn() {
+    this.#restartTimer = null;
+    if (this.#disposed) return;
+    this.#restarts++;
+    // Versions name listings of the old child; the new one would not know them.
+    this.#listing = undefined;
+    this.#noDeltas = false;
+    let child;
+    try {
+      child = this.#launch();
+    } catch (error) {
+      // spawn() throws only for bad arguments; report it as a failed start.
+      child = failedChild(error);
+    }
+    const gen = this.#attach(child);
+    this.#setState({ state: 'starting', pid: child.pid });
+    try {
+      await this.#handshake(gen);
+      await this.#relist(gen);
+    } catch (err) {
+      // Its exit has been handled (the next try is scheduled, or the end), or
+      // dispose is ending it gracefully.
+      if (gen.exit || this.#disposed) return;
+      gen.startError = err;
+      gen.child.kill('SIGKILL'); // its exit schedules the next try
+      return;
+    }
+    if (gen.exit || gen !== this.#gen || this.#disposed) return;
+    gen.runningSince = Date.now();
+    this.#setState({ state: 'running', pid: child.pid });
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const call of waiting) this.#send(gen, call);
+  }
+
+  /**
+   * Lists every session from the new child and tells the listeners what
+   * differs from what they were told before the crash, as one sessionsChanged.
+   * Notifications the new child sent before this answer were delivered and
+   * applied to the view already; the answer is newer than all of them.
+   */
+  async #relist(gen) {
+    const answer = await this.#call(gen, 'listSessions', {});
+    if (gen.exit || this.#disposed) return;
+    const change = viewDiff(this.#view, this.#viewScope, answer.sessions);
+    this.#setView(answer.sessions, 'all');
+    if (change.changed.length || change.removed.length) this.#changed.fire(change);
+  }
+
+  #deliver(change) {
+    if (this.#view) {
+      for (const s of change.changed) this.#view.set(s.id, s);
+      for (const id of change.removed) this.#view.delete(id);
+    }
+    this.#changed.fire(change);
+  }
+
+  /** Keeps what a listSessions answer told the caller, when a restart policy needs it. */
+  #noted(params, answer) {
+    if (!this.#view || !Array.isArray(answer?.sessions)) return answer;
+    if (params.ids || params.limit !== undefined || params.offset) {
+      for (const s of answer.sessions) this.#view.set(s.id, s);
+    } else {
+      this.#setView(answer.sessions, params.includeFree === false ? 'nonFree' : 'all');
+    }
+    return answer;
+  }
+
+  #setView(sessions, scope) {
+    this.#view = new Map(sessions.map((s) => [s.id, s]));
+    this.#viewScope = scope;
+  }
+
+  #setState(change) {
+    this.#state = change.state;
+    this.#stateEmitter.fire({ restarts: this.#restarts, ...change });
+  }
+
+  /** The client is done: no child, and none to come. */
+  #finish(gen) {
+    const exit = { ...gen.exit, expected: this.#disposed };
+    this.#finalExit = exit;
+    for (const call of [...this.#waiting]) {
+      call.reject(this.#disposed ? this.#disposedError(call.method) : this.#exitedError(call.method, gen));
+    }
+    this.#setState({ state: 'exited', pid: gen.child.pid, exit, willRestart: false, error: gen.startError });
+    this.#resolveExited(exit);
+    this.#exitEmitter.fire(exit);
     this.#exitEmitter.dispose();
   }
 
-  #rejectPending(makeError) {
-    const calls = [...this.#pending];
-    this.#pending.clear();
-    for (const call of calls) call.reject(makeError(call));
+  #disposedError(method) {
+    return new SessionLocksError(ErrorCodes.Disposed, `${method}: the sessionlocks client was disposed`, undefined, method);
   }
 
-  #closedError(method) {
-    if (this.#disposed) {
-      return new SessionLocksError(ErrorCodes.Disposed, `${method}: the sessionlocks client was disposed`, undefined, method);
+  #exitedError(method, gen) {
+    const info = gen.exit;
+    let message = `${method}: sessionlocks (pid ${gen.child.pid ?? 'none'}) ${describeExit(info)}.`;
+    if (this.#finalExit && this.#policy && this.#armed) {
+      message += ` The restart policy gave up after ${this.#failures} restarts in a row.`;
+      if (gen.startError) message += ` The last one failed: ${gen.startError.message}`;
     }
-    const info = this.#exitInfo;
     return new SessionLocksError(
       ErrorCodes.ChildExited,
-      `${method}: sessionlocks (pid ${this.#child.pid ?? 'none'}) ${describeExit(info)}.${this.#stderrHint()}`,
+      message + this.#stderrHint(),
       { code: info.code, signal: info.signal },
       method,
-      info.error ? { cause: info.error } : undefined,
+      info.error ? { cause: info.error } : gen.startError ? { cause: gen.startError } : undefined,
     );
   }
 
@@ -363,6 +645,50 @@ class SessionLocks {
     const tail = this.#stderrTail.trim().slice(-ERROR_LOG_TAIL);
     return tail ? ` Its stderr ended with:\n${tail}` : '';
   }
+}
+
+/**
+ * viewDiff says what differs between a view (id -> session) and a whole
+ * listing: sessions that are new or changed, in full, and ids that are gone.
+ * A view kept from includeFree: false answers did not hold free sessions, so
+ * a free session it never had is no change.
+ */
+function viewDiff(view, scope, sessions) {
+  const changed = [];
+  const seen = new Set();
+  for (const s of sessions) {
+    seen.add(s.id);
+    const before = view.get(s.id);
+    if (before ? !sameSession(before, s) : !(scope === 'nonFree' && s.state === 'free')) changed.push(s);
+  }
+  const removed = [];
+  for (const id of view.keys()) if (!seen.has(id)) removed.push(id);
+  return { changed, removed };
+}
+
+// When a verdict was probed, and whether from the cache, differ from one
+// listing to the next without anything having changed.
+const probeBookkeeping = (key, value) => (key === 'probedAt' || key === 'cached' ? undefined : value);
+
+function sameSession(a, b) {
+  return JSON.stringify(a, probeBookkeeping) === JSON.stringify(b, probeBookkeeping);
+}
+
+/** A stand-in for a child that spawn() refused to start: it fails as ENOENT does, asynchronously. */
+function failedChild(error) {
+  const { EventEmitter } = require('events');
+  const { PassThrough } = require('stream');
+  const child = new EventEmitter();
+  child.pid = undefined;
+  child.stdin = new PassThrough();
+  child.stdout = new PassThrough();
+  child.stderr = new PassThrough();
+  child.kill = () => false;
+  setImmediate(() => {
+    child.emit('error', error);
+    child.emit('close', null, null);
+  });
+  return child;
 }
 
 if (typeof Symbol.asyncDispose === 'symbol') {

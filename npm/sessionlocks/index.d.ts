@@ -32,6 +32,56 @@ export interface SpawnOptions {
   disposeGraceMs?: number;
   /** Receives the child's log output (stderr) as it arrives. */
   onStderr?: (chunk: string) => void;
+  /**
+   * Spawn the child again when it dies (true: the defaults of RestartPolicy).
+   * Off by default: then a crash ends the client, as exited reports.
+   */
+  restart?: boolean | RestartPolicy;
+  /**
+   * What to do when the binary's version is not the package's: 'error' (spawn
+   * rejects with ErrorCodes.VersionMismatch), 'warn' (a process warning, once
+   * per binary and version) or 'off'. Default: 'error' for the platform
+   * package's binary, 'warn' for one given explicitly (binary or
+   * SESSIONLOCKS_BINARY). A package at version 0.0.0 (the repository's
+   * unstamped source) checks nothing.
+   */
+  versionCheck?: 'error' | 'warn' | 'off';
+}
+
+/**
+ * When and how often a dead child is spawned again. After the nth restart in
+ * a row the wait is min(backoffMs * 2^(n-1), maxBackoffMs); the defaults give
+ * 0.1, 0.2, 0.4 ... 10 s, about 45 s in all before giving up.
+ */
+export interface RestartPolicy {
+  /** Restarts in a row before giving up (default 10). */
+  maxRestarts?: number;
+  /** The wait before the first restart, doubled for each further one (default 100). */
+  backoffMs?: number;
+  /** The longest wait (default 10000). */
+  maxBackoffMs?: number;
+  /** A child that ran this long before dying starts the count afresh (default 60000). */
+  resetAfterMs?: number;
+}
+
+/** The client's state: see SessionLocks.onStateChange. */
+export type ClientState = 'starting' | 'running' | 'exited';
+
+/** What onStateChange reports. */
+export interface StateChange {
+  state: ClientState;
+  /** The child this is about (undefined for one that could not be started). */
+  pid: number | undefined;
+  /** How many times the restart policy has spawned the child again so far. */
+  restarts: number;
+  /** For 'exited': how the child ended. */
+  exit?: ExitInfo;
+  /** For 'exited': true when a restart follows, false when the client is done. */
+  willRestart?: boolean;
+  /** For 'exited' with willRestart: the wait before the restart. */
+  restartInMs?: number;
+  /** For 'exited': why a restarted child was ended before it ran (no answer in time, a version mismatch). */
+  error?: Error;
 }
 
 export interface CallOptions {
@@ -85,6 +135,8 @@ export declare const ErrorCodes: {
   readonly Disposed: -32097;
   /** The sessionlocks process exited (or never started) while the call was pending. */
   readonly ChildExited: -32096;
+  /** spawn: the binary's version is not the package's; data is {binary, binaryVersion, packageVersion}. */
+  readonly VersionMismatch: -32095;
 };
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -92,7 +144,7 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 export declare class SessionLocksError extends Error {
   readonly name: 'SessionLocksError';
   readonly code: ErrorCode | number;
-  /** For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}. */
+  /** For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}; for VersionMismatch: {binary, binaryVersion, packageVersion}. */
   readonly data: unknown;
   readonly method: string;
 }
@@ -106,6 +158,17 @@ export declare class BinaryNotFoundError extends Error {
   /** The per-platform package that should hold the binary. */
   readonly packageName?: string;
   readonly path?: string;
+  /**
+   * Why the platform package was not found, when it was not: bundled without
+   * node_modules beside the bundle, omitted by npm (--omit=optional), never
+   * installed (the main tarball alone), installed for another platform, or
+   * not known (no npm lockfile to tell).
+   */
+  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing';
+  /** For reason 'bundled': 'webpack', or 'a bundler'. */
+  readonly bundler?: string;
+  /** Platform packages installed instead of this platform's. */
+  readonly installed?: string[];
 }
 
 /**
@@ -113,15 +176,28 @@ export declare class BinaryNotFoundError extends Error {
  * with SessionLocksError.
  */
 export declare class SessionLocks implements Disposable {
-  /** Spawns `sessionlocks serve` and resolves once it has answered a first call. */
+  /**
+   * Spawns `sessionlocks serve` and resolves once it has answered a first
+   * call and its version passed the check (see SpawnOptions.versionCheck).
+   */
   static spawn(options?: SpawnOptions): Promise<SessionLocks>;
+  /** Takes an already spawned child; such a client cannot restart it. */
   constructor(child: ChildProcess, options?: SpawnOptions);
 
-  /** The child's process id. */
+  /** The current child's process id: a new one after each restart. */
   readonly pid: number | undefined;
-  /** The last 8 KiB the child wrote to stderr. */
+  /** The last 8 KiB the children wrote to stderr. */
   readonly stderr: string;
-  /** Resolves when the child ends, however it ends (see ExitInfo.expected). */
+  /** The current state (see onStateChange). */
+  readonly state: ClientState;
+  /** How many times the restart policy has spawned the child again. */
+  readonly restarts: number;
+  /** The binary's version as it reported it at the last start, e.g. "v1.2.0". */
+  readonly version: string | undefined;
+  /**
+   * Resolves when the client is done: its child ended and no restart follows
+   * (dispose, no restart policy, or the policy gave up). See ExitInfo.expected.
+   */
   readonly exited: Promise<ExitInfo>;
 
   /**
@@ -150,13 +226,31 @@ export declare class SessionLocks implements Disposable {
     options?: CallOptions,
   ): Promise<unknown>;
 
-  /** Calls listener with every sessionsChanged notification. */
+  /**
+   * Calls listener with every sessionsChanged notification. After a restart
+   * the client adds one of its own: what differs between the view the
+   * listeners were given (listSessions() answers plus these notifications)
+   * and what the new child lists, so a view kept from them stays right.
+   */
   onSessionsChanged(listener: (change: Notifications['sessionsChanged']) => void): Disposable;
-  /** Calls listener once when the child ends. */
+  /**
+   * Calls listener on every change of state: 'exited' when a child ends (with
+   * willRestart), 'starting' when a restart spawns a new child, 'running'
+   * once it has answered and the difference has been delivered. Calls made
+   * while not 'running' wait for the new child; those pending when a child
+   * died reject with ErrorCodes.ChildExited.
+   */
+  onStateChange(listener: (change: StateChange) => void): Disposable;
+  /** Calls listener once when the client is done (see exited). */
   onExit(listener: (info: ExitInfo) => void): Disposable;
 
-  /** Ends the child (stdin EOF, then SIGTERM, then SIGKILL); pending calls reject with ErrorCodes.Disposed. */
+  /**
+   * Ends the child (stdin EOF, then SIGTERM, then SIGKILL) and any restart;
+   * pending and waiting calls reject with ErrorCodes.Disposed.
+   */
   dispose(): Promise<void>;
+  /** dispose(), for `await using locks = await SessionLocks.spawn()`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 export interface BinaryPathOptions {

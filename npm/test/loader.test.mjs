@@ -137,3 +137,43 @@ test('a missing platform package is an error naming the package and the platform
     );
   });
 });
+
+test('a missing platform package: the advice fits how it went missing', async (t) => {
+  const dir = tmpdir();
+  const name = '@copilot-ide/sessionlocks-linux-arm64';
+  const opts = { env: {}, platform: 'linux', arch: 'arm64', electron: undefined, resolve: resolver(dir) };
+  const lockfile = (packages) => ({ file: path.join(dir, 'package-lock.json'), packages });
+  await t.test('omitted by npm: the lockfile lists it', () => {
+    assert.throws(
+      () => binaryPath({ ...opts, bundler: undefined, lockfile: lockfile({ [`node_modules/${name}`]: { optional: true } }) }),
+      (err) => err.reason === 'omitted' && /npm ci --include=optional/.test(err.message) && err.message.includes(path.join(dir, 'package-lock.json')),
+    );
+  });
+  await t.test('never installed: the lockfile does not list it', () => {
+    assert.throws(
+      () => binaryPath({ ...opts, bundler: undefined, lockfile: lockfile({ 'node_modules/@copilot-ide/sessionlocks': {} }) }),
+      (err) =>
+        err.reason === 'not-installed' &&
+        err.message.includes(`npm install ${name}@`) &&
+        /do not use --omit=optional/.test(err.message) &&
+        !/npm ci --include=optional/.test(err.message),
+    );
+  });
+  await t.test('no lockfile (another package manager): both causes, each with its fix', () => {
+    assert.throws(
+      () => binaryPath({ ...opts, bundler: undefined, lockfile: undefined }),
+      (err) => err.reason === 'missing' && err.message.includes(`npm install ${name}@`) && /npm ci --include=optional/.test(err.message),
+    );
+  });
+  await t.test('bundled, with no node_modules beside the bundle: what to configure', () => {
+    assert.throws(
+      () => binaryPath({ ...opts, bundler: 'webpack', lockfile: undefined }),
+      (err) =>
+        err.reason === 'bundled' &&
+        err.bundler === 'webpack' &&
+        err.message.includes("externals: { '@copilot-ide/sessionlocks': 'commonjs @copilot-ide/sessionlocks' }") &&
+        err.message.includes('--external:@copilot-ide/sessionlocks') &&
+        !/--include=optional/.test(err.message),
+    );
+  });
+});

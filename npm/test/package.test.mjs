@@ -2,8 +2,9 @@
 // platform's package, npm install the tarballs into an empty project, and use
 // the sidecar only through what got installed: binary resolution, the typed
 // client against a real state directory (real flocks held by the fake CLI),
-// sessionsChanged, dispose, a crashing child, the bin shim, and the error when
-// the platform package is missing.
+// sessionsChanged, dispose, a crashing child, the bin shim, the errors when
+// the platform package is missing (omitted, or never installed), and what
+// every tarball ships (LICENSE, license, repository, engines).
 //
 // Only the host's platform package is built here (with the binary `make`
 // built, SESSIONLOCKS_BINARY); `make npm` builds all six. With
@@ -20,7 +21,9 @@ import { after, before, describe, test } from 'node:test';
 import { binaryTarget, key, pack, platforms, readPacked } from '../scripts/pack.mjs';
 import {
   hostBinary,
-  npm,
+  installMain,
+  packHost,
+  projectDir,
   repoRoot,
   startFakeSession,
   tmpdir,
@@ -35,30 +38,19 @@ const HOST_PKG = host && `${MAIN}-${key(host)}`;
 const openrpc = JSON.parse(fs.readFileSync(path.join(repoRoot, 'schema', 'openrpc.json'), 'utf8'));
 
 const prepacked = process.env.SESSIONLOCKS_PACKED;
-let packed; // {version, tarballs}
+let packed; // {version, tarballs, packed}
 let project; // the temporary project's directory
 let sl; // the installed package's exports
-
-function projectDir(name, manifest) {
-  const dir = path.join(tmpdir('sessionlocks-app-'), name);
-  fs.mkdirSync(dir);
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true, ...manifest }, null, 2));
-  return dir;
-}
 
 before(() => {
   assert.ok(host, `no platform package for ${process.platform}-${process.arch}`);
   const binary = hostBinary();
   // From here on the package must find the binary by itself.
   delete process.env.SESSIONLOCKS_BINARY;
-  packed = prepacked ? readPacked(prepacked) : pack({ version: '0.0.0-test', out: tmpdir('sessionlocks-npm-'), only: [key(host)], binary });
+  packed = prepacked ? readPacked(prepacked) : packHost(binary);
   assert.ok(packed.tarballs[MAIN] && packed.tarballs[HOST_PKG], `no ${MAIN} or ${HOST_PKG} tarball in ${Object.values(packed.tarballs)}`);
-  // The registry does not have the platform package; an override points npm
-  // at its tarball, so that it is installed the way users get it: as the
-  // main package's optional dependency, chosen by os/cpu.
-  project = projectDir('app', { overrides: { [HOST_PKG]: `file:${packed.tarballs[HOST_PKG]}` } });
-  // vscode-jsonrpc comes from the npm cache when it is there (npm ci filled it).
-  npm(['install', '--prefer-offline', packed.tarballs[MAIN]], project);
+  project = projectDir('app');
+  installMain(project, packed.tarballs[MAIN], { platformTarball: packed.tarballs[HOST_PKG] });
   sl = createRequire(path.join(project, 'package.json'))(MAIN);
 });
 
@@ -455,20 +447,62 @@ describe('the child process', () => {
 });
 
 describe('without the platform package', () => {
-  test('binaryPath, spawn and the shim name the missing package and the platform', async () => {
-    const bare = projectDir('bare');
-    npm(['install', '--prefer-offline', '--omit=optional', packed.tarballs[MAIN]], bare);
-    assert.ok(!fs.existsSync(path.join(bare, 'node_modules', HOST_PKG)));
-    const pkg = createRequire(path.join(bare, 'package.json'))(MAIN);
-    const wanted = (err) =>
-      err instanceof pkg.BinaryNotFoundError &&
-      err.message.includes(HOST_PKG) &&
-      err.message.includes(key(host)) &&
-      err.packageName === HOST_PKG;
+  // Each way of ending up without it gets advice for that way: a reinstall
+  // with optional dependencies does not help one that npm never could get.
+  const install = (name, args, platformTarball) => {
+    const dir = projectDir(name);
+    installMain(dir, packed.tarballs[MAIN], { args, platformTarball });
+    assert.ok(!fs.existsSync(path.join(dir, 'node_modules', HOST_PKG)), `${HOST_PKG} was installed`);
+    return { dir, pkg: createRequire(path.join(dir, 'package.json'))(MAIN) };
+  };
+  const named = (pkg, reason) => (err) =>
+    err instanceof pkg.BinaryNotFoundError &&
+    err.message.includes(HOST_PKG) &&
+    err.message.includes(key(host)) &&
+    err.packageName === HOST_PKG &&
+    err.reason === reason;
+
+  test('--omit=optional: binaryPath, spawn and the shim say to reinstall with optional dependencies', async () => {
+    const { dir, pkg } = install('omitted', ['--omit=optional'], packed.tarballs[HOST_PKG]);
+    const wanted = (err) => named(pkg, 'omitted')(err) && /npm ci --include=optional/.test(err.message) && /--omit=optional/.test(err.message);
     assert.throws(() => pkg.binaryPath(), wanted);
     await assert.rejects(pkg.SessionLocks.spawn(), wanted);
-    const shim = spawnSync(path.join(bare, 'node_modules', '.bin', 'sessionlocks'), ['version'], { encoding: 'utf8' });
+    const shim = spawnSync(path.join(dir, 'node_modules', '.bin', 'sessionlocks'), ['version'], { encoding: 'utf8' });
     assert.equal(shim.status, 1);
-    assert.ok(shim.stderr.includes(HOST_PKG), shim.stderr);
+    assert.ok(shim.stderr.includes(HOST_PKG) && shim.stderr.includes('--include=optional'), shim.stderr);
+  });
+
+  test('the main tarball alone: the error says to install the platform package too, at the same version', async () => {
+    const { pkg } = install('main-only', []);
+    const wanted = (err) =>
+      named(pkg, 'not-installed')(err) &&
+      err.message.includes(`npm install ${HOST_PKG}@${packed.version}`) &&
+      /do not use --omit=optional/.test(err.message) &&
+      !/npm ci --include=optional/.test(err.message);
+    assert.throws(() => pkg.binaryPath(), wanted);
+    await assert.rejects(pkg.SessionLocks.spawn(), wanted);
+  });
+});
+
+describe('what every package ships', () => {
+  // An app's licence checker (electron-builder's, license-checker) reads the
+  // installed package.json and LICENSE, not the repository.
+  const license = fs.readFileSync(path.join(repoRoot, 'LICENSE'), 'utf8');
+
+  test('each tarball has LICENSE, and a package.json with license, repository and engines', () => {
+    assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 The sessionlocks authors\n/);
+    assert.deepEqual(Object.keys(packed.tarballs).sort(), [MAIN, HOST_PKG].sort());
+    for (const [name, tarball] of Object.entries(packed.tarballs)) {
+      const read = (file) => execFileSync('tar', ['-xzOf', tarball, `package/${file}`], { encoding: 'utf8' });
+      assert.equal(read('LICENSE'), license, `${name}: LICENSE`);
+      const manifest = JSON.parse(read('package.json'));
+      assert.equal(manifest.license, 'MIT', `${name}: license`);
+      assert.deepEqual(
+        manifest.repository,
+        { type: 'git', url: 'git+https://github.com/copilot-ide/sessionlocks.git', directory: 'npm/sessionlocks' },
+        `${name}: repository`,
+      );
+      assert.match(manifest.engines?.node ?? '', /^>=\d+/, `${name}: engines.node`);
+    }
   });
 });

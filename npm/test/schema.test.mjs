@@ -27,7 +27,7 @@ test('ErrorCodes has every error code of openrpc.json under the same name', () =
   }
   // The client's own codes must not collide with a server code.
   const server = new Set(Object.values(openrpc.components.errors).map((e) => e.code));
-  for (const name of ['Disposed', 'ChildExited']) assert.ok(!server.has(ErrorCodes[name]), `${name} collides`);
+  for (const name of ['Disposed', 'ChildExited', 'VersionMismatch']) assert.ok(!server.has(ErrorCodes[name]), `${name} collides`);
 });
 
 test('SessionLocks has a method for every server method', () => {

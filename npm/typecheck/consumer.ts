@@ -9,12 +9,44 @@ import {
   SessionLocks,
   SessionLocksError,
   type CanResumeResult,
+  type ClientState,
   type ExitInfo,
   type Holder,
   type Result,
   type Session,
   type SessionsChangedParams,
+  type StateChange,
 } from '@copilot-ide/sessionlocks';
+
+// The IDE's start-up: a client that survives crashes and is disposed at the
+// end of the scope.
+export async function ide(): Promise<void> {
+  await using locks = await SessionLocks.spawn({ restart: { maxRestarts: 5, backoffMs: 200, maxBackoffMs: 5000 }, versionCheck: 'warn' });
+  const sub = locks.onStateChange((change: StateChange) => {
+    const state: ClientState = change.state;
+    if (change.state === 'exited' && !change.willRestart) void change.exit?.signal;
+    const wait: number | undefined = change.restartInMs;
+    void state, wait, change.pid, change.restarts, change.error?.message;
+  });
+  const now: 'starting' | 'running' | 'exited' = locks.state;
+  const restarts: number = locks.restarts;
+  const version: string | undefined = locks.version;
+  await SessionLocks.spawn({ restart: true });
+  // @ts-expect-error no such state
+  const bad: ClientState = 'crashed';
+  // @ts-expect-error versionCheck is 'error' | 'warn' | 'off'
+  await SessionLocks.spawn({ versionCheck: true });
+  // @ts-expect-error backoffMs is a number
+  await SessionLocks.spawn({ restart: { backoffMs: '1s' } });
+  const code: -32095 = ErrorCodes.VersionMismatch;
+  try {
+    binaryPath();
+  } catch (err) {
+    if (err instanceof BinaryNotFoundError && err.reason === 'bundled') void err.bundler;
+  }
+  sub.dispose();
+  void now, restarts, version, bad, code;
+}
 
 export async function main(sessionId: string): Promise<void> {
   const path: string = binaryPath();

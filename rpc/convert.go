@@ -51,6 +51,12 @@ func wireHolder(h sessionlocks.Holder) Holder {
 	if p := h.Process; p != nil && (!p.StartedAt.IsZero() || p.Command != "") {
 		w.Process = &Process{StartedAt: wireTime(p.StartedAt), Command: p.Command}
 	}
+	if o := h.Owner; o != nil {
+		w.Owner = &Owner{PID: o.PID, NamespacePID: o.NamespacePID, StartedAt: wireTime(o.StartedAt), Evidence: o.Evidence}
+	}
+	if h.Verdict == sessionlocks.Live && h.Owner == nil {
+		w.NoOwner = h.NoOwner
+	}
 	return w
 }
 
@@ -100,19 +106,47 @@ func wireReclaim(r sessionlocks.ReclaimResult) *ReclaimStaleResult {
 		}
 		out.Failed = append(out.Failed, ReclaimFailure{Holder: wireHolder(f.Holder), Error: msg})
 	}
+	out.Cancelled = r.Cancelled
 	return out
 }
 
 func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
-	terminated := r.Terminated
-	if terminated == nil {
-		terminated = []int{}
+	out := &ForceResumeResult{
+		SessionID:    id,
+		Removed:      wireHolders(r.Removed),
+		Kept:         wireHolders(r.Kept),
+		Terminated:   pids(r.Exited),
+		Signalled:    pids(r.Signalled),
+		Exited:       pids(r.Exited),
+		StillRunning: pids(r.StillRunning),
+		Killed:       r.Killed,
+		NotSignalled: make([]NotSignalled, 0, len(r.NotSignalled)),
+		Session:      wireSession(r.Session),
 	}
-	return &ForceResumeResult{
-		SessionID:  id,
-		Removed:    wireHolders(r.Removed),
-		Terminated: terminated,
-		Session:    wireSession(r.Session),
+	for _, n := range r.NotSignalled {
+		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})
+	}
+	return out
+}
+
+// pids is a list of pids for a required field: [] rather than null.
+func pids(p []int) []int {
+	if p == nil {
+		return []int{}
+	}
+	return p
+}
+
+// wireCanResume is canResume's answer for a session judged afresh.
+func wireCanResume(ss sessionlocks.Session, now time.Time) *CanResumeResult {
+	return &CanResumeResult{
+		SessionID: ss.ID,
+		CanResume: ss.State.CanResume(),
+		State:     SessionState(ss.State),
+		Conflict:  ss.Conflict,
+		Holders:   wireHolders(ss.Holders),
+		Message:   resumeMessage(ss, now),
+		Token:     sessionlocks.Token(ss),
 	}
 }
 
@@ -244,6 +278,7 @@ func toWireError(err error) error {
 		nfe *sessionlocks.NotFoundError
 		sde *sessionlocks.StateDirError
 		fe  *sessionlocks.FileError
+		ce  *sessionlocks.ChangedError
 	)
 	switch {
 	case errors.As(err, &je):
@@ -264,6 +299,10 @@ func toWireError(err error) error {
 		return newError(CodeFileOp, fmt.Sprintf("%s %s: %s", fe.Op, fe.Path, cause), &ErrorData{Path: fe.Path, Op: fe.Op, Error: cause})
 	case errors.Is(err, sessionlocks.ErrBusy):
 		return newError(CodeSessionBusy, err.Error(), nil)
+	case errors.As(err, &ce):
+		e := &Error{Code: CodeSessionChanged, Message: "session changed: " + resumeMessage(ce.Session, time.Now()) + " Nothing was done; ask again with the answer in data."}
+		e.SetError(wireCanResume(ce.Session, time.Now()))
+		return e
 	case errors.Is(err, sessionlocks.ErrInvalidID):
 		return paramsError("", "%s", err.Error())
 	}

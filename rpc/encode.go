@@ -333,6 +333,9 @@ func sameHolder(a, b *sessionlocks.Holder) bool {
 		a.Cached != b.Cached || a.WriterVerified != b.WriterVerified {
 		return false
 	}
+	if a.NoOwner != b.NoOwner || !sameOwner(a.Owner, b.Owner) {
+		return false
+	}
 	if a.Process == b.Process {
 		return true
 	}
@@ -340,6 +343,16 @@ func sameHolder(a, b *sessionlocks.Holder) bool {
 		return false
 	}
 	return a.Process.StartedAt.Equal(b.Process.StartedAt) && a.Process.Command == b.Process.Command
+}
+
+func sameOwner(a, b *sessionlocks.Owner) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	return a.PID == b.PID && a.NamespacePID == b.NamespacePID && a.StartedAt.Equal(b.StartedAt) && a.Evidence == b.Evidence
 }
 
 // appendSession appends json.Marshal(wireSession(*s)) to dst, without

@@ -22,7 +22,8 @@ func sampleSessions() []sessionlocks.Session {
 			Holders: []sessionlocks.Holder{
 				{SessionID: "a", PID: 42, LockFile: "/s/a/inuse.42.lock", HoldFile: "/s/a/inuse.42.hold", Verdict: sessionlocks.Live,
 					Reason: sessionlocks.ReasonHoldLocked, Detail: "held", LockWrittenAt: t0, ProbedAt: t0.Add(time.Second), Cached: true,
-					WriterVerified: true, Process: &sessionlocks.Process{StartedAt: t0.Add(-time.Second), Command: "copilot --resume"}},
+					WriterVerified: true, Process: &sessionlocks.Process{StartedAt: t0.Add(-time.Second), Command: "copilot --resume"},
+					Owner: &sessionlocks.Owner{PID: 42, StartedAt: t0.Add(-time.Second), Evidence: "pid 42 holds the exclusive flock"}},
 				{SessionID: "a", PID: 43, LockFile: "/s/a/inuse.43.lock", Verdict: sessionlocks.Stale, Reason: sessionlocks.ReasonProcessExited,
 					Detail: "gone", LockWrittenAt: t0, ProbedAt: t0},
 			}},
@@ -66,7 +67,7 @@ func TestSessionJSONMatchesMarshal(t *testing.T) {
 }
 
 // TestSessionJSONSeesEveryField changes each field of the engine's Session,
-// Holder and Process in turn and checks that the reused encoding follows:
+// Holder, Process and Owner in turn and checks that the reused encoding follows:
 // a field sameSession forgot would keep showing its old value.
 func TestSessionJSONSeesEveryField(t *testing.T) {
 	var paths [][]int
@@ -78,7 +79,7 @@ func TestSessionJSONSeesEveryField(t *testing.T) {
 	}
 	holderT := reflect.TypeFor[sessionlocks.Holder]()
 	for i := 0; i < holderT.NumField(); i++ {
-		if holderT.Field(i).Name != "Process" && holderT.Field(i).IsExported() {
+		if name := holderT.Field(i).Name; name != "Process" && name != "Owner" && holderT.Field(i).IsExported() {
 			paths = append(paths, []int{-1, i})
 		}
 	}
@@ -89,6 +90,12 @@ func TestSessionJSONSeesEveryField(t *testing.T) {
 		}
 		paths = append(paths, []int{-2, i})
 	}
+	ownerT := reflect.TypeFor[sessionlocks.Owner]()
+	for i := 0; i < ownerT.NumField(); i++ {
+		if ownerT.Field(i).IsExported() {
+			paths = append(paths, []int{-3, i})
+		}
+	}
 	for _, path := range paths {
 		ss := sampleSessions()
 		var f reflect.Value
@@ -97,6 +104,8 @@ func TestSessionJSONSeesEveryField(t *testing.T) {
 			f = reflect.ValueOf(&ss[0].Holders[0]).Elem().Field(path[1])
 		case -2:
 			f = reflect.ValueOf(ss[0].Holders[0].Process).Elem().Field(path[1])
+		case -3:
+			f = reflect.ValueOf(ss[0].Holders[0].Owner).Elem().Field(path[1])
 		default:
 			f = reflect.ValueOf(&ss[0]).Elem().Field(path[0])
 		}

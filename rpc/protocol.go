@@ -96,8 +96,26 @@ type Holder struct {
 	ProbedAt string `json:"probedAt" jsonschema:"format=date-time"`
 	// Cached is true when the verdict came from the probe cache rather than a fresh probe.
 	Cached bool `json:"cached"`
-	// WriterVerified is true when the process is alive, older than the lock and recognisably the Copilot CLI: only such a process is signalled by forceResume with terminate.
+	// WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
 	WriterVerified bool `json:"writerVerified"`
+	// Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof.
+	Owner *Owner `json:"owner,omitempty"`
+	// NoOwner says why no process is proven to hold the session, for a live holder without an owner; absent otherwise.
+	NoOwner string `json:"noOwner,omitempty"`
+}
+
+// Owner is the process proven to hold a session: the kernel ties it to the session's own files (the exclusive flock on
+// its inuse.<pid>.hold, or for a CLI that writes no .hold an open session.db), its pid is the one the lock names (in its
+// own PID namespace), and it started before the lock was written.
+type Owner struct {
+	// PID is the owner's process id as this server sees it.
+	PID int `json:"pid"`
+	// NamespacePID is the pid the lock file names, when the owner runs in a PID namespace below the server's (a container); absent when it is pid.
+	NamespacePID int `json:"namespacePid,omitempty"`
+	// StartedAt is when the owner started (RFC 3339, UTC).
+	StartedAt string `json:"startedAt" jsonschema:"format=date-time"`
+	// Evidence says in one sentence what proves it.
+	Evidence string `json:"evidence"`
 }
 
 // Session is one directory under the state directory and the verdicts on its lock holders.
@@ -214,11 +232,15 @@ type CanResumeResult struct {
 	Holders []Holder `json:"holders"`
 	// Message is one sentence for the IDE's prompt, for example "In use by pid 4242 (copilot), started 10:02.".
 	Message string `json:"message"`
+	// Token names the live and unknown holders this answer judged. Pass it as forceResume's expect: the session is
+	// then taken over only if it has no live or unknown holder the user was not shown (error -32005 otherwise).
+	Token string `json:"token"`
 }
 
 // ReclaimStaleParams are the parameters of reclaimStale.
 type ReclaimStaleParams struct {
-	// SessionIDs restricts reclaiming to these sessions; absent means every session.
+	// SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an
+	// empty list none.
 	SessionIDs []string `json:"sessionIds,omitempty"`
 	// DryRun reports what would be reclaimed without removing anything.
 	DryRun bool `json:"dryRun,omitempty"`
@@ -240,16 +262,27 @@ type ReclaimStaleResult struct {
 	Kept []Holder `json:"kept"`
 	// Failed are the stale holders whose files could not be removed.
 	Failed []ReclaimFailure `json:"failed"`
+	// Cancelled is true when the request was cancelled after it had removed something: it stopped before the next
+	// session, and the lists say what it did. (Cancelled before it removed anything, it fails with -32800 instead.)
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // ForceResumeParams are the parameters of forceResume.
 type ForceResumeParams struct {
 	// SessionID is the session to take over.
 	SessionID string `json:"sessionId"`
-	// Terminate sends SIGTERM to live holders verified to be the Copilot CLI before removing their locks; defaults to false.
+	// Terminate sends SIGTERM to each live holder's proven owner (see Holder.owner) and waits up to graceMs for it to
+	// exit; an owner still running then keeps its lock files (listed in stillRunning). Holders without an owner are
+	// not signalled (notSignalled says why) and their files are removed as without terminate. Defaults to false.
 	Terminate bool `json:"terminate,omitempty" jsonschema:"default=false"`
-	// GraceMs is how long to wait, in milliseconds, for terminated holders to exit; defaults to 3000, at most 60000.
-	GraceMs *int `json:"graceMs,omitempty" jsonschema:"default=3000,minimum=0,maximum=60000"`
+	// Kill, with terminate, sends SIGKILL to owners still running after graceMs, and then removes their files.
+	Kill bool `json:"kill,omitempty" jsonschema:"default=false"`
+	// GraceMs is how long to wait, in milliseconds, for signalled owners to exit; defaults to 3000, at most 600000.
+	GraceMs *int `json:"graceMs,omitempty" jsonschema:"default=3000,minimum=0,maximum=600000"`
+	// Expect is the token of the canResume answer the user decided on. The session is then taken over only if every
+	// live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with
+	// -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
+	Expect string `json:"expect,omitempty"`
 }
 
 // ForceResumeResult is the result of forceResume.
@@ -258,10 +291,32 @@ type ForceResumeResult struct {
 	SessionID string `json:"sessionId"`
 	// Removed are the holders whose files were removed.
 	Removed []Holder `json:"removed"`
-	// Terminated are the process ids that were sent SIGTERM.
+	// Kept are the holders whose files were left: an owner still running after the grace period, or a holder that
+	// appeared after the session was judged.
+	Kept []Holder `json:"kept"`
+	// Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
 	Terminated []int `json:"terminated"`
+	// Signalled are the process ids sent SIGTERM.
+	Signalled []int `json:"signalled"`
+	// Exited are the signalled processes that exited.
+	Exited []int `json:"exited"`
+	// StillRunning are the signalled processes still running when forceResume stopped waiting (after SIGKILL too,
+	// with kill); their lock files are kept.
+	StillRunning []int `json:"stillRunning"`
+	// Killed are the process ids sent SIGKILL (kill).
+	Killed []int `json:"killed,omitempty"`
+	// NotSignalled are the live and unknown holders terminate did not signal, each with why.
+	NotSignalled []NotSignalled `json:"notSignalled"`
 	// Session is the session as it is afterwards.
 	Session Session `json:"session"`
+}
+
+// NotSignalled is a holder forceResume with terminate did not signal.
+type NotSignalled struct {
+	// PID is the process id the holder's lock names.
+	PID int `json:"pid"`
+	// Why says why it was not signalled, for example that nothing proves the process holds this session.
+	Why string `json:"why"`
 }
 
 // StatusParams are the parameters of status: none.
@@ -367,6 +422,7 @@ const (
 	CodeStateDir         = -32002
 	CodeFileOp           = -32003
 	CodeSessionBusy      = -32004
+	CodeSessionChanged   = -32005
 )
 
 // The error codes with their documentation.
@@ -382,7 +438,7 @@ var (
 	ErrorInternal = ErrorCode{CodeInternalError, "InternalError",
 		"The server failed unexpectedly (a bug); the failure is logged and the server keeps running."}
 	ErrorRequestCancelled = ErrorCode{CodeRequestCancelled, "RequestCancelled",
-		"The request was cancelled with $/cancelRequest before it finished."}
+		"The request was cancelled with $/cancelRequest before it did anything. A forceResume or reclaimStale cancelled after it began to signal or remove answers with what it did instead."}
 	ErrorSessionNotFound = ErrorCode{CodeSessionNotFound, "SessionNotFound",
 		"No session directory has that id. data: {sessionId, stateDir}."}
 	ErrorStateDir = ErrorCode{CodeStateDir, "StateDirUnreadable",
@@ -391,12 +447,14 @@ var (
 		"A file operation failed. data: {path, op, error}."}
 	ErrorSessionBusy = ErrorCode{CodeSessionBusy, "SessionBusy",
 		"Another process held the session's operation lock for too long; try again."}
+	ErrorSessionChanged = ErrorCode{CodeSessionChanged, "SessionChanged",
+		"forceResume with expect found a live or unknown holder the expected canResume answer did not name (a CLI opened the session since): nothing was done. data: the fresh canResume answer, to ask the user again with."}
 )
 
 // ErrorCodes lists every error code the server answers with.
 var ErrorCodes = []ErrorCode{
 	ErrorParse, ErrorInvalidRequest, ErrorMethodNotFound, ErrorInvalidParams, ErrorInternal,
-	ErrorRequestCancelled, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy,
+	ErrorRequestCancelled, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged,
 }
 
 // ErrorData is the data member of the errors that carry one. Which fields are
@@ -479,8 +537,8 @@ var Methods = []Method{
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
 		(*Server).reclaimStale),
 	method(MethodForceResume,
-		"Removes every holder's lock files of one session, after the user chose to take it over; with terminate, first asks verified CLI holders to exit.",
-		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
+		"Removes the holders' lock files of one session, after the user chose to take it over; with terminate, first asks the processes proven to hold it to exit.",
+		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged, ErrorRequestCancelled},
 		(*Server).forceResume),
 	method(MethodStatus,
 		"Reports the server's version, state directory, watcher, cache and platform.",

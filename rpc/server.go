@@ -721,14 +721,7 @@ func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeR
 	if err != nil {
 		return nil, err
 	}
-	return &CanResumeResult{
-		SessionID: ss.ID,
-		CanResume: ss.State.CanResume(),
-		State:     SessionState(ss.State),
-		Conflict:  ss.Conflict,
-		Holders:   wireHolders(ss.Holders),
-		Message:   resumeMessage(ss, time.Now()),
-	}, nil
+	return wireCanResume(ss, time.Now()), nil
 }
 
 func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*ReclaimStaleResult, error) {
@@ -741,7 +734,9 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 			return nil, err
 		}
 	}
-	r, err := s.engine.Reclaim(ctx, ids, p.DryRun)
+	// Absent selects every session; an empty list (an IDE whose selection
+	// filtered down to nothing) selects none.
+	r, err := s.engine.Reclaim(ctx, sessionlocks.ReclaimOptions{IDs: ids, All: p.SessionIDs == nil, DryRun: p.DryRun})
 	if err != nil {
 		return nil, err
 	}
@@ -756,9 +751,9 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 
 var pid = os.Getpid()
 
-// maxGrace bounds forceResume's graceMs: a caller asking for longer than a
-// minute has made a mistake, and the request would hold the session.
-const maxGrace = 60 * time.Second
+// maxGrace bounds forceResume's graceMs: a caller asking for longer than
+// ten minutes has made a mistake, and the request would hold the session.
+const maxGrace = 10 * time.Minute
 
 func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceResumeResult, error) {
 	if err := validateID("sessionId", p.SessionID); err != nil {
@@ -766,19 +761,28 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	}
 	grace := 3 * time.Second
 	if p.GraceMs != nil {
-		if *p.GraceMs < 0 || time.Duration(*p.GraceMs)*time.Millisecond > maxGrace {
-			return nil, paramsError("graceMs", "must be between 0 and %d, got %d", maxGrace.Milliseconds(), *p.GraceMs)
+		// Compared as milliseconds: converted first, a huge value would
+		// overflow a Duration and pass.
+		if *p.GraceMs < 0 || int64(*p.GraceMs) > maxGrace.Milliseconds() {
+			return nil, paramsError("graceMs", "must be between 0 and %d (ten minutes), got %d", maxGrace.Milliseconds(), *p.GraceMs)
 		}
 		grace = time.Duration(*p.GraceMs) * time.Millisecond
+	}
+	if p.Kill && !p.Terminate {
+		return nil, paramsError("kill", "only with terminate: SIGKILL follows a SIGTERM that did not stop the process")
+	}
+	if p.Expect != "" && !sessionlocks.ValidToken(p.Expect) {
+		return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is), got %q", clipString(p.Expect, 40))
 	}
 	if err := s.awaitWatched(ctx); err != nil {
 		return nil, err
 	}
-	r, err := s.engine.Force(ctx, p.SessionID, p.Terminate, grace)
+	r, err := s.engine.Force(ctx, p.SessionID, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("forced resume", "session", p.SessionID, "removed", len(r.Removed), "terminated", r.Terminated)
+	s.log.Info("forced resume", "session", p.SessionID, "removed", len(r.Removed), "kept", len(r.Kept),
+		"signalled", r.Signalled, "exited", r.Exited, "stillRunning", r.StillRunning, "notSignalled", len(r.NotSignalled))
 	return wireForce(p.SessionID, r), nil
 }
 
@@ -804,4 +808,12 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 		st.Watch = wireWatch(w.Stats())
 	}
 	return st, nil
+}
+
+// clipString shortens s for an error message.
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

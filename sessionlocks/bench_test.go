@@ -40,7 +40,7 @@ func BenchmarkProbe(b *testing.B) {
 			b.ReportAllocs()
 			var h Holder
 			for b.Loop() {
-				h = e.judge(refs[0], time.Now(), false)
+				h = e.judge(refs[0], time.Now(), false, e.newSight())
 			}
 			if h.Verdict != s.Holders[0].Verdict {
 				b.Fatalf("verdict changed: %s", h.Verdict)

@@ -1,6 +1,7 @@
 package sessionlocks
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,10 +12,10 @@ import (
 // a .hold appearing or being replaced changes the key too, so a cached
 // verdict is never applied to different evidence.
 type probeKey struct {
-	path  string
-	mtime int64
-	pid   int
-	hold  fileID
+	path string
+	lock fileID // zero for an orphan .hold
+	pid  int
+	hold fileID
 }
 
 type probeEntry struct {
@@ -184,7 +185,7 @@ func (c *dirCache) droppedMeta(id string) metadata {
 // The snapshot must not be modified.
 func (c *dirCache) valid(id string, dir fileID) *dirSnapshot {
 	s := c.peekPtr(id)
-	if s == nil || s.dir != dir || s.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
+	if s == nil || s.dir != dir || s.readAt.Sub(dir.modTime()) < racyWindow {
 		return nil
 	}
 	return s
@@ -261,36 +262,43 @@ func (c *dirCache) prune(keep map[string]struct{}) {
 // keyedMutex serialises this process's mutations of one session. Other
 // processes (a second sidecar, the CLI) are kept out by the CLI's own
 // operation lock; this only stops two requests here from racing each other.
+// Waiting for it can be cancelled.
 type keyedMutex struct {
 	mu sync.Mutex
 	m  map[string]*keyedEntry
 }
 
 type keyedEntry struct {
-	mu   sync.Mutex
+	held chan struct{} // holds a value while the key is locked
 	refs int
 }
 
 func newKeyedMutex() *keyedMutex { return &keyedMutex{m: make(map[string]*keyedEntry)} }
 
-func (k *keyedMutex) lock(key string) (unlock func()) {
+func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
 	k.mu.Lock()
 	e := k.m[key]
 	if e == nil {
-		e = &keyedEntry{}
+		e = &keyedEntry{held: make(chan struct{}, 1)}
 		k.m[key] = e
 	}
 	e.refs++
 	k.mu.Unlock()
-	e.mu.Lock()
-	return func() {
-		e.mu.Unlock()
-		k.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(k.m, key)
-		}
-		k.mu.Unlock()
+	select {
+	case e.held <- struct{}{}:
+		return func() { <-e.held; k.release(key, e) }, nil
+	case <-ctx.Done():
+		k.release(key, e)
+		return nil, ctx.Err()
 	}
+}
+
+func (k *keyedMutex) release(key string, e *keyedEntry) {
+	k.mu.Lock()
+	if e.refs--; e.refs == 0 {
+		delete(k.m, key)
+	}
+	k.mu.Unlock()
 }
 
 // idsCache keeps the state dir's list of session ids, valid while the state
@@ -307,7 +315,7 @@ type idsCache struct {
 func (c *idsCache) lookup(dir fileID) ([]string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.ok || c.dir != dir || c.readAt.Sub(time.Unix(0, dir.mtime)) < racyWindow {
+	if !c.ok || c.dir != dir || c.readAt.Sub(dir.modTime()) < racyWindow {
 		return nil, false
 	}
 	return c.ids, true

@@ -30,6 +30,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now. Tests only.
 	Now func() time.Time
+	// FSType, when set, is taken for the state dir's file-system type
+	// instead of asking the kernel ("nfs", "9p", "ext4", ...): for tests of
+	// shared file systems on machines that have none.
+	FSType string
 }
 
 // Engine scans a state directory and judges its locks. It is safe for
@@ -60,6 +64,9 @@ type Engine struct {
 
 	// onInvalidating is a test hook: see testHookInvalidating.
 	onInvalidating func()
+	// beforeSignal, when set (tests), runs after an owner was proven and
+	// before its pidfd is opened and it is verified again.
+	beforeSignal func(*Owner)
 
 	// lastList is the last listing, while it may stand for the next one.
 	lastList atomic.Pointer[listCache]
@@ -77,6 +84,11 @@ type Engine struct {
 	// stamped by the wall clock of their day: a clock step in between moves
 	// one and not the other, by exactly how far the boot instant moved.
 	boot0 time.Time
+
+	nestedNS bool   // this process runs in a nested PID namespace (see Vantage)
+	fsType   string // Options.FSType
+	nsIdx    nsIndexCache
+	skew     skewCache
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
@@ -114,14 +126,16 @@ func New(opts Options) *Engine {
 	}
 	boot0, _ := bootTime()
 	return &Engine{
-		boot0:  boot0,
-		dir:    dir,
-		settle: opts.Settle,
-		log:    opts.Logger,
-		now:    opts.Now,
-		cache:  newProbeCache(opts.CacheTTL, opts.Now),
-		dirs:   newDirCache(),
-		locks:  newKeyedMutex(),
+		nestedNS: nestedPIDNamespace(),
+		fsType:   opts.FSType,
+		boot0:    boot0,
+		dir:      dir,
+		settle:   opts.Settle,
+		log:      opts.Logger,
+		now:      opts.Now,
+		cache:    newProbeCache(opts.CacheTTL, opts.Now),
+		dirs:     newDirCache(),
+		locks:    newKeyedMutex(),
 	}
 }
 

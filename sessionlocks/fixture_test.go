@@ -51,7 +51,7 @@ func TestRealCLIFixture(t *testing.T) {
 		older.Branch != "main" || older.State != StateFree {
 		t.Errorf("older CLI's session: %+v", older)
 	}
-	res, err := e.Reclaim(ctx, nil, false)
+	res, err := e.Reclaim(ctx, ReclaimOptions{All: true})
 	if err != nil || len(res.Reclaimed) != 1 {
 		t.Fatalf("reclaim: %v %+v", err, res)
 	}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeCLI is the path of the fake Copilot CLI built once for all tests, under
@@ -28,12 +30,22 @@ func TestMain(m *testing.M) {
 	if os.Getenv(nsHelperEnv) != "" {
 		os.Exit(runNamespaceHelper())
 	}
+	if name := os.Getenv(helperEnv); name != "" {
+		f := helpers[name]
+		if f == nil {
+			fmt.Fprintln(os.Stderr, "no test helper", name)
+			os.Exit(2)
+		}
+		os.Exit(f())
+	}
 	dir, err := os.MkdirTemp("", "sessionlocks-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fakeCLI = filepath.Join(dir, "copilot")
+	// Where npm puts the real CLI's native binary: the engine recognises
+	// the CLI by that path.
+	fakeCLI = filepath.Join(dir, "node_modules", "@github", "copilot-"+runtime.GOOS+"-x64", "copilot")
 	if runtime.GOOS == "windows" {
 		fakeCLI += ".exe"
 	}
@@ -46,6 +58,22 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// helperEnv names a role the test binary plays when re-executed (see
+// helperCmd): a sidecar whose parent is the test, pid 1 of a PID namespace.
+const helperEnv = "SESSIONLOCKS_TEST_HELPER"
+
+// helpers are the roles, by name; test files add theirs in init.
+var helpers = map[string]func() int{}
+
+// helperCmd is the test binary re-executed as helper name, with env added;
+// prefix (unshare ...) runs it inside another command.
+func helperCmd(name string, env []string, prefix ...string) *exec.Cmd {
+	args := append(prefix, os.Args[0])
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+name, "SESSIONLOCKS_TEST_CLI="+fakeCLI), env...)
+	return cmd
 }
 
 // quiet discards the engine's logs in tests.
@@ -62,6 +90,20 @@ type holder struct {
 func startHolder(t testing.TB, stateDir, id string, args ...string) *holder {
 	t.Helper()
 	cmd := exec.Command(fakeCLI, append([]string{"--state-dir", stateDir, "--session", id}, args...)...)
+	h := &holder{cmd: cmd}
+	line := startReady(t, cmd, func() { h.kill(); h.reap() })
+	if !strings.HasPrefix(line, "ready ") {
+		t.Fatalf("fake CLI did not get ready: %q", line)
+	}
+	h.pid = cmd.Process.Pid
+	return h
+}
+
+// startReady starts cmd, stopped by stop when the test ends, and returns
+// the first line it prints: a fake CLI's "ready <pid>" once its locks are
+// in place.
+func startReady(t testing.TB, cmd *exec.Cmd, stop func()) string {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +112,12 @@ func startHolder(t testing.TB, stateDir, id string, args ...string) *holder {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &holder{cmd: cmd, pid: cmd.Process.Pid}
-	t.Cleanup(func() { h.kill(); h.reap() })
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready ") {
-		t.Fatalf("fake CLI did not get ready: %q %v", line, err)
+	if err != nil {
+		t.Fatalf("%s: %q %v", cmd.Path, line, err)
 	}
-	return h
+	return line
 }
 
 func (h *holder) kill() { h.cmd.Process.Signal(syscall.SIGKILL) }
@@ -131,11 +172,19 @@ func writeLock(t testing.TB, dir string, pid int, mtime time.Time) string {
 		t.Fatal(err)
 	}
 	if !mtime.IsZero() {
-		if err := os.Chtimes(p, mtime, mtime); err != nil {
-			t.Fatal(err)
-		}
+		touch(t, p, mtime)
 	}
 	return p
+}
+
+// touch sets p's times to w. os.Chtimes cannot be used: it passes times
+// through UnixNano, which wraps beyond 2262 (2300 becomes 1715).
+func touch(t testing.TB, p string, w time.Time) {
+	t.Helper()
+	ts := unix.Timespec{Sec: w.Unix(), Nsec: int64(w.Nanosecond())}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeHold(t testing.TB, dir string, pid int, mtime time.Time) string {
@@ -145,7 +194,7 @@ func writeHold(t testing.TB, dir string, pid int, mtime time.Time) string {
 		t.Fatal(err)
 	}
 	if !mtime.IsZero() {
-		os.Chtimes(p, mtime, mtime)
+		touch(t, p, mtime)
 	}
 	return p
 }

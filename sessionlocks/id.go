@@ -8,8 +8,9 @@ import (
 const maxIDLen = 128
 
 // ValidateID reports whether id is a safe session id: one path component of
-// [A-Za-z0-9._-], not "." or "..", at most 128 bytes. The error is an *IDError
-// that says what is wrong, so that a person can fix the request.
+// [A-Za-z0-9._-], not beginning with '.' (no session does; the CLI keeps its
+// .session-operation-locks there), at most 128 bytes. The error is an
+// *IDError that says what is wrong, so that a person can fix the request.
 func ValidateID(id string) error {
 	switch {
 	case id == "":
@@ -24,13 +25,16 @@ func ValidateID(id string) error {
 			return &IDError{ID: id, Reason: "only letters, digits, '.', '_' and '-' may appear in a session id (it must be a single path component)"}
 		}
 	}
+	if id[0] == '.' {
+		return &IDError{ID: id, Reason: "no session id begins with '.' (the state dir's dot-names, such as .session-operation-locks, are the CLI's own)"}
+	}
 	return nil
 }
 
 // validID is ValidateID == nil for a name read from a directory, without
 // an error value or a string.
 func validID(name []byte) bool {
-	if len(name) == 0 || len(name) > maxIDLen || string(name) == "." || string(name) == ".." {
+	if len(name) == 0 || len(name) > maxIDLen || name[0] == '.' {
 		return false
 	}
 	for _, c := range name {

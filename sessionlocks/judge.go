@@ -39,30 +39,38 @@ func (r lockRef) key() probeKey {
 	if r.keyPath == "" {
 		r = r.withKeyPath()
 	}
-	k := probeKey{path: r.keyPath, mtime: r.lock.mtime, pid: r.pid, hold: r.hold}
-	if !r.lock.exists() {
-		k.mtime = r.hold.mtime
-	}
+	k := probeKey{path: r.keyPath, lock: r.lock, pid: r.pid, hold: r.hold}
 	return k
 }
 
-// judge applies the verdict rules to one holder. The rules, in order:
+// judge applies the verdict rules to one holder. It answers one question,
+// whether the session is held, and may err toward "live", never toward
+// "stale". Which process holds it is another question (see prove), asked
+// only of live holders. The rules, in order:
 //
-//  1. .hold present and the lock older than the settle window: if the
-//     .hold's flock is held, live (hold-locked); if it is free, stale
+//  1. .hold present: if the kernel's lock table shows an exclusive flock on
+//     it (Linux, any age: reading the table never disturbs a CLI taking its
+//     flock), live (hold-locked). Else, once the lock is older than the
+//     settle window, probe it: held, live (hold-locked); free, stale
 //     (hold-released), unless the named process is provably the lock's
 //     writer and still alive (then rules 6-7 decide: a live writer is never
-//     called stale).
+//     called stale). Before the window ends: live (starting).
 //  2. lock written before the machine booted: stale (predates-boot).
-//  3. no such process, or a zombie: stale (process-exited).
+//  3. no such process, a zombie, or a thread: stale (process-exited).
 //  4. process started after the lock was written: stale (pid-reused).
 //  5. lock younger than the settle window, process alive: live (starting).
 //  6. process older than the lock and its argv is the Copilot CLI: live (verified).
 //  7. otherwise unknown: unverified, or unprobeable when facts are missing.
 //
+// A stale verdict of rules 1-4 stands only where this process can see what
+// it needs to: the pid-based ones (2-4) not from a PID namespace of its own
+// and none on a file system other machines share (then unknown); the
+// pid-based ones not while a Copilot CLI in another PID namespace has the
+// lock's pid there (then live, verified).
+//
 // opLocked says the caller holds the session's operation lock, under which no
 // CLI can be opening the session: the .hold may then be probed at any age.
-func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
+func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holder {
 	h := Holder{
 		SessionID: r.sessionID,
 		PID:       r.pid,
@@ -78,12 +86,15 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	if !r.lock.exists() {
 		written = r.hold
 	}
-	h.LockWrittenAt = time.Unix(0, written.mtime)
+	h.LockWrittenAt = written.modTime()
 	age := now.Sub(h.LockWrittenAt)
 	name := filepath.Base(h.LockFile)
 
 	set := func(v Verdict, why Reason, format string, args ...any) Holder {
 		h.Verdict, h.Reason, h.Detail = v, why, fmt.Sprintf(format, args...)
+		if v == Live {
+			h.Owner, h.NoOwner = e.prove(r, sg)
+		}
 		return h
 	}
 
@@ -95,17 +106,61 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	h.Process = processOf(p)
 	boot, bootErr := bootTime()
 	tol := e.tolerance(boot, bootErr)
-	writerAlive := p.state == procAlive && !p.start.IsZero() && !p.start.After(h.LockWrittenAt.Add(tol))
-	h.WriterVerified = writerAlive && isCopilotArgv(p.argv)
+	cli := p.state == procAlive && isCopilot(p.argv, r.pid)
+	// A lock dated in the future (beyond the tolerance), or before any
+	// Copilot CLI existed, was stamped by a clock that was wrong, or
+	// clamped by a file system that cannot store its date (ext4 with small
+	// inodes keeps 1901-2038 only): its time is no evidence, it is not
+	// young, and nothing is judged by comparing it.
+	timeNote := ""
+	untrusted := false
+	switch {
+	case age < -tol:
+		untrusted = true
+		timeNote = fmt.Sprintf(" (the lock is dated %s, %s in the future: a clock was wrong when it was written)", stamp(h.LockWrittenAt), human(-age))
+	case h.LockWrittenAt.Before(cliEpoch):
+		untrusted = true
+		timeNote = fmt.Sprintf(" (the lock is dated %s, before any Copilot CLI existed: a clock, or a file system that cannot store the date, was wrong)", stamp(h.LockWrittenAt))
+	}
+	young := !untrusted && age < e.settle
+	when := fmt.Sprintf("the lock was written %s ago", human(age))
+	if untrusted {
+		when = strings.TrimSuffix(strings.TrimPrefix(timeNote, " ("), ")")
+	}
+	// A process that looks like the CLI is taken for the lock's writer
+	// unless it started later than any disagreement of clocks explains.
+	writerTol := tol
+	if cli && !untrusted && !p.start.IsZero() && p.start.After(h.LockWrittenAt.Add(tol)) {
+		writerTol = max(tol, e.cliTolerance())
+	}
+	alive := p.state == procAlive && !p.start.IsZero()
+	writerAlive := alive && (untrusted || !p.start.After(h.LockWrittenAt.Add(writerTol)))
+	h.WriterVerified = writerAlive && cli
+	// Against a free .hold, only a process that provably started before
+	// the lock counts as its writer: the clock allowance above is for
+	// deciding between "live" and "pid reused", not for overruling a lock
+	// the kernel says nobody holds.
+	strictWriter := alive && (untrusted || !p.start.After(h.LockWrittenAt.Add(tol)))
+	v := sg.vantage()
+	blind := v.blindness()
 
 	// Rule 1: the kernel lock on the .hold is the strongest evidence there
-	// is. It is probed only once the lock is older than the settle window:
-	// a CLI creates its .hold about a millisecond after its .lock and flocks
-	// it a moment later, and a probe's shared flock landing in between would
-	// make the CLI's own exclusive flock fail. A young lock is judged by
-	// rules 3-5 instead, which call it live while its process runs.
+	// is. The lock table is read-only evidence and is read at any age; a
+	// probe is made only once the lock is older than the settle window: a
+	// CLI creates its .hold about a millisecond after its .lock and flocks
+	// it a moment later, and a probe's shared flock landing in between
+	// would make the CLI's own exclusive flock fail.
 	holdNote := ""
-	if r.hold.exists() && (age >= e.settle || opLocked) {
+	if r.hold.exists() && isRegular(r.hold) {
+		if l, ok := e.holdLocked(r, sg); ok {
+			by := fmt.Sprintf(" by pid %d%s", l.pid, nameOf(readProcIf(l.pid, r.pid, p)))
+			if !r.lock.exists() {
+				return set(Live, ReasonHoldLocked, "The kernel lock on %s is held%s, as the kernel's lock table shows, so a live process still has the session open, although its inuse.%d.lock is missing.", filepath.Base(h.HoldFile), by, r.pid)
+			}
+			return set(Live, ReasonHoldLocked, "The kernel lock on %s is held%s, as the kernel's lock table shows, so the session is open.", filepath.Base(h.HoldFile), by)
+		}
+	}
+	if r.hold.exists() && (!young || opLocked) {
 		hp := probeHold(h.HoldFile, r.hold)
 		switch {
 		case errors.Is(hp.err, errChanged):
@@ -121,10 +176,19 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 		default:
 			h.holdFree = true
 			h.holdID = hp.id
+			if v.Shared && !strictWriter {
+				// A CLI on another machine holds its flock where this
+				// kernel may never see it (SMB, 9p, sshfs, NFS without
+				// lock forwarding).
+				return set(Unknown, ReasonUnprobeable, "Nobody on this machine holds the kernel lock on %s, but %s.", filepath.Base(h.HoldFile), blind)
+			}
 			if !r.lock.exists() {
 				return set(Stale, ReasonHoldReleased, "%s is left over without its .lock and nobody holds its kernel lock.", filepath.Base(h.HoldFile))
 			}
-			if !writerAlive {
+			if !strictWriter {
+				if untrusted {
+					return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock has exited%s%s.", filepath.Base(h.HoldFile), pidNow(r.pid, p), timeNote)
+				}
 				return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", filepath.Base(h.HoldFile), human(age), pidNow(r.pid, p))
 			}
 			holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", filepath.Base(h.HoldFile))
@@ -137,10 +201,10 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	// only the .hold's kernel lock would tell. Until the settle window has
 	// passed and the .hold can be probed safely, the session counts as
 	// opening, whatever the pid says.
-	if r.hold.exists() && age < e.settle && !opLocked {
+	if r.hold.exists() && young && !opLocked {
 		seen := fmt.Sprintf("pid %d is %s", r.pid, describe(p))
 		switch p.state {
-		case procGone, procZombie:
+		case procGone, procZombie, procThread:
 			seen = fmt.Sprintf("pid %d is not running here (a CLI in another container or PID namespace would look the same)", r.pid)
 		case procUnknown:
 			seen = fmt.Sprintf("pid %d could not be examined", r.pid)
@@ -148,19 +212,35 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 		return set(Live, ReasonStarting, "The lock was written %s ago and its .hold exists; %s. The .hold's kernel lock is examined once the lock is older than the settle window (%s): until then the session counts as opening.", human(age), seen, e.settle)
 	}
 
+	// stale returns a pid-based stale verdict where it can stand: not where
+	// this process is blind to the CLI the lock may belong to, and not while
+	// something positive says the session is held.
+	stale := func(why Reason, format string, args ...any) Holder {
+		detail := fmt.Sprintf(format, args...)
+		if blind != "" {
+			return set(Unknown, ReasonUnprobeable, "%s; but %s.", strings.TrimSuffix(detail, "."), blind)
+		}
+		if c := e.otherNamespaceCLI(r.pid, h.LockWrittenAt, tol); c != nil {
+			return set(Live, ReasonVerified, "pid %d is the Copilot CLI in another PID namespace (pid %d here: %s), running since %s, before the lock was written.", r.pid, c.pid, clip(strings.Join(c.argv, " "), 120), stamp(c.start))
+		}
+		return set(Stale, why, "%s", detail)
+	}
+
 	// Rule 2.
-	if bootErr == nil && h.LockWrittenAt.Before(boot.Add(-tol)) {
-		return set(Stale, ReasonPredatesBoot, "%s was written at %s, before the machine booted at %s.", name, stamp(h.LockWrittenAt), stamp(boot))
+	if !untrusted && bootErr == nil && h.LockWrittenAt.Before(boot.Add(-tol)) && !(cli && writerAlive) {
+		return stale(ReasonPredatesBoot, "%s was written at %s, before the machine booted at %s.", name, stamp(h.LockWrittenAt), stamp(boot))
 	}
 
 	// Rule 3.
 	switch p.state {
 	case procGone:
-		return set(Stale, ReasonProcessExited, "pid %d is not running; the lock was written %s ago.", r.pid, human(age))
+		return stale(ReasonProcessExited, "pid %d is not running; %s.", r.pid, when)
 	case procZombie:
-		return set(Stale, ReasonProcessExited, "pid %d has exited (a zombie its parent has not reaped yet); the lock was written %s ago.", r.pid, human(age))
+		return stale(ReasonProcessExited, "pid %d has exited (a zombie its parent has not reaped yet); %s.", r.pid, when)
+	case procThread:
+		return stale(ReasonProcessExited, "pid %d is not a process but a thread%s, so no process has it; %s.", r.pid, threadOf(p), when)
 	case procUnknown:
-		if age < e.settle {
+		if young {
 			// Not knowing whether it runs, a young lock is treated as mid-open:
 			// the safe side of an unknown.
 			return set(Live, ReasonStarting, "The lock was written %s ago and pid %d could not be examined (%v); a CLI may still be opening the session.", human(age), r.pid, p.err)
@@ -169,17 +249,26 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 	}
 
 	// Rule 4.
-	if !p.start.IsZero() && p.start.After(h.LockWrittenAt.Add(tol)) {
-		return set(Stale, ReasonPIDReused, "pid %d is now %s, started %s after the lock was written, so it is not the process that wrote it.", r.pid, describe(p), human(p.start.Sub(h.LockWrittenAt)))
+	if !untrusted && !p.start.IsZero() && p.start.After(h.LockWrittenAt.Add(writerTol)) {
+		if cli {
+			return stale(ReasonPIDReused, "pid %d is now %s, started %s after the lock was written (more than the %s allowed for clocks that disagree), so it is not the process that wrote it.", r.pid, describe(p), human(p.start.Sub(h.LockWrittenAt)), human(writerTol))
+		}
+		return stale(ReasonPIDReused, "pid %d is now %s, started %s after the lock was written, so it is not the process that wrote it.", r.pid, describe(p), human(p.start.Sub(h.LockWrittenAt)))
 	}
 
 	// Rule 5.
-	if age < e.settle {
+	if young {
 		return set(Live, ReasonStarting, "The lock was written %s ago and pid %d (%s) is alive; a CLI may still be opening the session (settle window %s).", human(age), r.pid, describe(p), e.settle)
 	}
 
 	// Rule 6.
 	if h.WriterVerified {
+		if !untrusted && p.start.After(h.LockWrittenAt.Add(tol)) {
+			return set(Live, ReasonVerified, "pid %d is the Copilot CLI (%s), started %s after the lock was written: within the %s allowed for clocks that disagree, so it is taken for the lock's writer%s.", r.pid, clip(strings.Join(p.argv, " "), 120), human(p.start.Sub(h.LockWrittenAt)), human(writerTol), holdNote)
+		}
+		if untrusted {
+			return set(Live, ReasonVerified, "pid %d is the Copilot CLI (%s), running since %s%s%s.", r.pid, clip(strings.Join(p.argv, " "), 120), stamp(p.start), holdNote, timeNote)
+		}
 		return set(Live, ReasonVerified, "pid %d is the Copilot CLI (%s), running since %s, before the lock was written%s.", r.pid, clip(strings.Join(p.argv, " "), 120), stamp(p.start), holdNote)
 	}
 
@@ -191,51 +280,31 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool) Holder {
 		}
 		return set(Unknown, ReasonUnprobeable, "pid %d is alive but could not be examined fully (%s)%s.", r.pid, why, holdNote)
 	}
-	return set(Unknown, ReasonUnverified, "pid %d is alive and older than the lock, but %s does not look like the Copilot CLI%s.", r.pid, clip(strings.Join(p.argv, " "), 120), holdNote)
+	older := "alive and older than the lock"
+	if untrusted {
+		older = "alive"
+	}
+	return set(Unknown, ReasonUnverified, "pid %d is %s, but %s does not look like the Copilot CLI%s%s.", r.pid, older, clip(strings.Join(p.argv, " "), 120), holdNote, timeNote)
 }
 
-// isCopilotArgv recognises the Copilot CLI by its command line, never by
-// comm (the real CLI's comm is "MainThread"). Accepted: the native binary
-// (argv[0] named copilot or copilot.exe, e.g. .../@github/copilot-linux-x64/copilot),
-// and a runtime or wrapper running it (node .../@github/copilot/npm-loader.js,
-// agency copilot).
-func isCopilotArgv(argv []string) bool {
-	if len(argv) == 0 {
-		return false
+// cliEpoch is when the Copilot CLI began writing session locks, give or
+// take: no lock can be older.
+var cliEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// readProcIf reads pid, unless it is named, whose facts p already are.
+func readProcIf(pid, named int, p procInfo) procInfo {
+	if pid == named {
+		return p
 	}
-	if isCopilotName(argv[0]) {
-		return true
-	}
-	// A single string with spaces: a process that rewrote its argv.
-	if len(argv) == 1 {
-		if f := strings.Fields(argv[0]); len(f) > 1 {
-			return isCopilotArgv(f)
-		}
-		return false
-	}
-	switch strings.TrimSuffix(strings.ToLower(baseName(argv[0])), ".exe") {
-	case "node", "bun", "deno", "agency", "npx":
-		for _, a := range argv[1:] {
-			if strings.HasPrefix(a, "-") {
-				continue
-			}
-			return isCopilotName(a) || strings.Contains(filepath.ToSlash(a), "@github/copilot")
-		}
-	}
-	return false
+	return readProc(pid)
 }
 
-func isCopilotName(p string) bool {
-	b := strings.ToLower(baseName(p))
-	return b == "copilot" || b == "copilot.exe"
-}
-
-// baseName splits on both separators: a Windows command line seen on any OS.
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
+// threadOf says whose thread p is: " of pid 812 (sleep 600)".
+func threadOf(p procInfo) string {
+	if p.tgid <= 0 {
+		return ""
 	}
-	return p
+	return fmt.Sprintf(" of pid %d (%s)", p.tgid, describe(readProc(p.tgid)))
 }
 
 func processOf(p procInfo) *Process {
@@ -252,6 +321,14 @@ func describe(p procInfo) string {
 	return clip(strings.Join(p.argv, " "), 80)
 }
 
+// nameOf is " (copilot)": the program a live process runs, or "".
+func nameOf(p procInfo) string {
+	if p.state == procAlive && len(p.argv) > 0 {
+		return " (" + clip(baseName(p.argv[0]), 40) + ")"
+	}
+	return ""
+}
+
 func heldBy(pid int, p procInfo) string {
 	if p.state == procAlive && len(p.argv) > 0 {
 		return fmt.Sprintf(" (pid %d is %s)", pid, clip(baseName(p.argv[0]), 40))
@@ -265,6 +342,8 @@ func pidNow(pid int, p procInfo) string {
 		return fmt.Sprintf("; pid %d is not running", pid)
 	case procZombie:
 		return fmt.Sprintf("; pid %d is a zombie", pid)
+	case procThread:
+		return fmt.Sprintf("; pid %d is now a thread%s, not a process", pid, threadOf(p))
 	case procAlive:
 		return fmt.Sprintf("; pid %d now belongs to %s", pid, describe(p))
 	}

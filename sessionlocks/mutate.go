@@ -1,5 +1,12 @@
 package sessionlocks
 
+// The two verbs that change the state dir: Reclaim removes what is proven
+// stale, Force removes what the user decided to take over. Both act only
+// under the CLI's own operation lock, on a judgement made under it, and
+// only on files that are still the ones judged. A cancelled call does
+// nothing at all, or (once it has begun to act) finishes the holder it is
+// on and says what it did.
+
 import (
 	"context"
 	"errors"
@@ -7,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -14,23 +22,40 @@ import (
 // CLI holds it only while it opens a session (milliseconds).
 const opLockWait = 500 * time.Millisecond
 
+// ReclaimOptions say where Reclaim looks and whether it acts.
+type ReclaimOptions struct {
+	// IDs are the sessions to reclaim in. An empty list selects none: an
+	// IDE whose selection filtered down to nothing reclaims nothing.
+	IDs []string
+	// All reclaims in every session instead of IDs.
+	All bool
+	// DryRun reports what would be removed and removes nothing.
+	DryRun bool
+}
+
 // Reclaim removes the files of stale holders (and unlocked orphan .hold
-// files) in the named sessions, or in every session when ids is empty.
+// files) in the sessions opts select.
 //
 // For each session it takes the CLI's own operation lock, so that no CLI can
 // open the session meanwhile, judges every holder afresh, and removes a file
 // only if it is still the very file judged stale. Live and unknown holders
-// are kept. With dryRun nothing is removed; Reclaimed lists what would go
+// are kept. With DryRun nothing is removed; Reclaimed lists what would go
 // (the operation lock is taken only where a young .hold must be probed).
-func (e *Engine) Reclaim(ctx context.Context, ids []string, dryRun bool) (ReclaimResult, error) {
+//
+// Cancelled before anything was removed, it returns ctx's error and did
+// nothing; cancelled after, it stops before the next session and returns
+// what it did, with Cancelled set.
+func (e *Engine) Reclaim(ctx context.Context, opts ReclaimOptions) (ReclaimResult, error) {
 	var res ReclaimResult
-	if len(ids) == 0 {
+	ids := opts.IDs
+	if opts.All {
 		// Every session with holders; the cached listing only picks the
 		// candidates, each one is judged afresh under its lock below.
 		all, err := e.List(ctx)
 		if err != nil {
 			return res, err
 		}
+		ids = nil
 		for _, s := range all {
 			if len(s.Holders) > 0 {
 				ids = append(ids, s.ID)
@@ -53,10 +78,14 @@ func (e *Engine) Reclaim(ctx context.Context, ids []string, dryRun bool) (Reclai
 		}
 	}
 	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return res, err
+		if ctx.Err() != nil {
+			if len(res.Reclaimed) == 0 || opts.DryRun {
+				return ReclaimResult{}, ctx.Err()
+			}
+			res.Cancelled = true
+			return res, nil
 		}
-		e.reclaimOne(ctx, id, dryRun, &res)
+		e.reclaimOne(ctx, id, opts.DryRun, &res)
 	}
 	return res, nil
 }
@@ -79,10 +108,16 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 		return
 	}
 
-	unlock := e.locks.lock(id)
+	unlock, err := e.locks.lock(ctx, id)
+	if err != nil {
+		return // cancelled: the caller says so
+	}
 	defer unlock()
 	release, err := e.opLock(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
 		// Report the session's stale holders as not reclaimed, with why.
 		for _, h := range s.Holders {
 			if h.Verdict == Stale {
@@ -104,6 +139,9 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 		classify(s.Holders, res)
 		return
 	}
+	if ctx.Err() != nil {
+		return // cancelled: nothing more is removed (Reclaim says what was)
+	}
 	for _, h := range s.Holders {
 		if h.Verdict != Stale {
 			res.Kept = append(res.Kept, h)
@@ -113,7 +151,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 			res.Failed = append(res.Failed, ReclaimFailure{Holder: h, Err: err})
 			continue
 		}
-		e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "reason", h.Reason)
+		e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
 		res.Reclaimed = append(res.Reclaimed, h)
 	}
 }
@@ -171,40 +209,139 @@ func fileErr(err error) error {
 	return err
 }
 
-// Force removes every holder's files of one session under its operation lock.
-// With terminate it first sends SIGTERM to each live holder that is verified
-// as the lock's writer, owned by this user, not pid 1 and not this process or
-// one of its ancestors, and waits up to grace for them to exit. Unknown
-// holders are never signalled.
-func (e *Engine) Force(ctx context.Context, id string, terminate bool, grace time.Duration) (ForceResult, error) {
+// ForceOptions say what Force may do beyond removing lock files.
+type ForceOptions struct {
+	// Terminate sends SIGTERM to each live holder's proven Owner and waits
+	// up to Grace for it to exit. An owner still running then keeps its
+	// files. Holders without an owner are not signalled (NotSignalled says
+	// why); their files are removed, as without Terminate.
+	Terminate bool
+	// Kill sends SIGKILL, after Grace, to the owners SIGTERM did not stop,
+	// and then removes their files once they have exited.
+	Kill bool
+	// Grace is how long to wait for signalled owners to exit.
+	Grace time.Duration
+	// Expect, when not empty, is the Token of the judgement the user
+	// decided on: Force then acts only if every live or unknown holder it
+	// finds is one the token names, and fails with a *ChangedError if not.
+	Expect string
+}
+
+// Force removes the holders' files of one session, which the user decided
+// to take over, under its operation lock. See ForceOptions.
+//
+// Only holders judged when Force began are removed (with Expect, only those
+// the user saw): a holder that appears while Force waits for signalled
+// owners to exit is kept. Cancelled before it signals or removes anything,
+// Force returns ctx's error and did nothing; after that it ignores ctx and
+// finishes, and the result says what it did.
+func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (ForceResult, error) {
 	var res ForceResult
-	s, err := e.Session(ctx, id)
+	if err := ValidateID(id); err != nil {
+		return res, err
+	}
+	unlock, err := e.locks.lock(ctx, id)
 	if err != nil {
 		return res, err
 	}
-	unlock := e.locks.lock(id)
 	defer unlock()
-	defer e.InvalidateSession(id)
-
-	if terminate {
-		// Signal and wait before taking the operation lock: a CLI shutting
-		// down may want that lock to clean up after itself.
-		res.Terminated = e.terminateHolders(ctx, s.Holders, grace)
-	}
-
 	release, err := e.opLock(ctx, id)
 	if err != nil {
 		return res, err
 	}
-	defer release()
-	fresh, err := e.scanLocked(id)
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	s, err := e.scanLocked(id)
 	if err != nil {
 		return res, err
 	}
-	if fresh == nil {
+	if s == nil {
 		return res, &NotFoundError{ID: id, Dir: e.dir}
 	}
-	for _, h := range fresh.Holders {
+	if opts.Expect != "" && !Admits(opts.Expect, *s) {
+		return res, &ChangedError{Session: *s}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err // the last moment at which cancelling leaves everything as it was
+	}
+	defer e.InvalidateSession(id)
+
+	decided := map[string]bool{}
+	for _, h := range s.Holders {
+		decided[holderEntry(id, h)] = true
+	}
+	running := map[int]bool{}     // signalled owners that have not exited
+	signalled := map[string]int{} // holders whose owner was signalled, and that owner
+	if opts.Terminate {
+		targets := e.terminateOwners(s.Holders, &res)
+		for _, h := range s.Holders {
+			if h.Owner != nil && slices.Contains(res.Signalled, h.Owner.PID) {
+				signalled[holderEntry(id, h)] = h.Owner.PID
+			}
+		}
+		if len(targets) > 0 {
+			// The CLI may want the operation lock to clean up as it exits.
+			release()
+			release = nil
+			exited := awaitExits(targets, time.Now().Add(opts.Grace))
+			if opts.Kill {
+				var killed []*target
+				for _, t := range targets {
+					if exited[t.pid] {
+						continue
+					}
+					if err := t.kill(); err != nil {
+						e.log.Warn("SIGKILL failed", "session", id, "pid", t.pid, "err", err)
+						continue
+					}
+					e.log.Info("sent SIGKILL", "session", id, "pid", t.pid)
+					res.Killed = append(res.Killed, t.pid)
+					killed = append(killed, t)
+				}
+				for pid := range awaitExits(killed, time.Now().Add(killWait)) {
+					exited[pid] = true
+				}
+			}
+			for _, t := range targets {
+				if exited[t.pid] {
+					res.Exited = append(res.Exited, t.pid)
+				} else {
+					res.StillRunning = append(res.StillRunning, t.pid)
+					running[t.pid] = true
+					e.log.Warn("holder still running after the grace period; its lock files are kept", "session", id, "pid", t.pid, "grace", opts.Grace)
+				}
+				t.close()
+			}
+			// Signals are sent: from here on the call finishes, cancelled or
+			// not, and answers what it did.
+			release, err = e.opLockWithin(context.WithoutCancel(ctx), id, relockWait)
+			if err != nil {
+				e.log.Warn("cannot take the operation lock again after signalling; no lock file removed", "session", id, "err", err)
+				if now, err := e.scanSession(id, false); err == nil && now != nil {
+					res.Kept, res.Session = now.Holders, *now
+				}
+				return res, nil
+			}
+			if s, err = e.scanLocked(id); err != nil || s == nil {
+				return res, nil
+			}
+		}
+	}
+	for _, h := range s.Holders {
+		switch {
+		case h.Verdict != Stale && !decided[holderEntry(id, h)]:
+			e.log.Info("kept a holder that appeared after the decision", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
+			res.Kept = append(res.Kept, h)
+			continue
+		case h.Verdict != Stale && (h.Owner != nil && running[h.Owner.PID] || running[signalled[holderEntry(id, h)]]):
+			// A signalled owner still running keeps its files: no false
+			// "free" while it may write.
+			res.Kept = append(res.Kept, h)
+			continue
+		}
 		if err := e.removeHolder(h, true); err != nil {
 			return res, err
 		}
@@ -221,52 +358,84 @@ func (e *Engine) Force(ctx context.Context, id string, terminate bool, grace tim
 	return res, nil
 }
 
-func (e *Engine) terminateHolders(ctx context.Context, hs []Holder, grace time.Duration) []int {
+// killWait is how long Force waits for a SIGKILLed owner to be gone;
+// relockWait how long it waits for the operation lock once it has signalled
+// (a CLI exiting may hold it a moment).
+const (
+	killWait   = 2 * time.Second
+	relockWait = 5 * time.Second
+)
+
+// terminateOwners sends SIGTERM to the proven owner of each live holder
+// that may be signalled, and records every live or unknown holder it does
+// not signal, with why. The owner is never this process, an ancestor of
+// it (the IDE that spawned it), pid 1, the init of a PID namespace, or
+// another user's process.
+func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
 	self := os.Getpid()
 	uid := os.Getuid()
 	protected := ancestors(self)
-	var sent []int
+	var out []*target
+	sent := map[int]bool{}
+	refuse := func(pid int, why string) {
+		res.NotSignalled = append(res.NotSignalled, Refusal{PID: pid, Why: why})
+	}
 	for _, h := range hs {
+		if h.Verdict == Stale {
+			continue
+		}
+		o := h.Owner
 		switch {
-		case h.Verdict != Live || !h.WriterVerified || h.Process == nil:
+		case h.Verdict == Unknown:
+			refuse(h.PID, "its verdict is unknown, and only a live holder's proven owner is ever signalled")
 			continue
-		case h.PID <= 1 || h.PID == self || protected[h.PID]:
-			e.log.Warn("not terminating a protected process", "pid", h.PID)
+		case o == nil:
+			refuse(h.PID, "no process is proven to hold this session: "+h.NoOwner)
 			continue
-		case uid >= 0 && h.Process.UID != uid:
-			e.log.Warn("not terminating another user's process", "pid", h.PID, "uid", h.Process.UID)
+		case sent[o.PID]:
+			continue // one CLI, two holders (a .lock and an orphan .hold)
+		case o.PID == self || protected[o.PID]:
+			refuse(h.PID, fmt.Sprintf("pid %d is this sidecar or one of its ancestors (the IDE that started it)", o.PID))
+			continue
+		case o.PID <= 1 || isNamespaceInit(o.PID):
+			refuse(h.PID, fmt.Sprintf("pid %d is the init of a PID namespace: signalling it would stop everything in it", o.PID))
+			continue
+		case uid >= 0 && o.uid != uid:
+			refuse(h.PID, fmt.Sprintf("pid %d belongs to another user (uid %d)", o.PID, o.uid))
 			continue
 		}
-		// Re-check right before signalling: still the same process?
-		if p := readProc(h.PID); p.state != procAlive || !SameStart(p.start, h.Process.StartedAt) {
+		if e.beforeSignal != nil {
+			e.beforeSignal(o)
+		}
+		t, err := openOwner(o)
+		if err != nil {
+			refuse(h.PID, err.Error())
 			continue
 		}
-		if err := terminate(h.PID); err != nil {
-			e.log.Warn("SIGTERM failed", "pid", h.PID, "err", err)
+		if err := t.terminate(); err != nil {
+			t.close()
+			refuse(h.PID, "SIGTERM failed: "+err.Error())
 			continue
 		}
-		e.log.Info("sent SIGTERM", "pid", h.PID, "session", h.SessionID)
-		sent = append(sent, h.PID)
+		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
+		sent[o.PID] = true
+		res.Signalled = append(res.Signalled, o.PID)
+		out = append(out, t)
 	}
-	var exited []int
-	deadline := time.Now().Add(grace)
-	for _, pid := range sent {
-		for {
-			if p := readProc(pid); p.state == procGone || p.state == procZombie {
-				exited = append(exited, pid)
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				e.log.Warn("holder did not exit within the grace period", "pid", pid, "grace", grace)
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+	for _, r := range res.NotSignalled {
+		e.log.Info("not signalled", "pid", r.PID, "why", r.Why)
 	}
-	return exited
+	return out
+}
+
+// isNamespaceInit reports whether pid is pid 1 of the PID namespace it runs in.
+func isNamespaceInit(pid int) bool {
+	ns, err := nsPIDs(pid)
+	return err == nil && ns[len(ns)-1] == 1
 }
 
 // ancestors returns this process's ancestors, which are never signalled.
+// Parents are processes (thread-group ids), as every pid signalled is.
 func ancestors(pid int) map[int]bool {
 	out := map[int]bool{}
 	for i := 0; i < 64 && pid > 1; i++ {
@@ -278,54 +447,6 @@ func ancestors(pid int) map[int]bool {
 		pid = p.ppid
 	}
 	return out
-}
-
-// opLock takes session-state/.session-operation-locks/<id>.lock as the CLI
-// does (creating it if absent), retrying for up to opLockWait. While we hold
-// it, a CLI opening this session waits and retries every ~27 ms.
-func (e *Engine) opLock(ctx context.Context, id string) (release func(), err error) {
-	dir := filepath.Join(e.dir, ".session-operation-locks")
-	if err := os.Mkdir(dir, 0o700); err == nil {
-		ownLikeStateDir(dir, e.dir)
-	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, &FileError{Op: "mkdir", Path: dir, Err: err}
-	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errNotRegular
-		}
-		return nil, &FileError{Op: "open", Path: dir, Err: fmt.Errorf("not a directory: %w", err)}
-	}
-	path := filepath.Join(dir, id+".lock")
-	_, statErr := os.Lstat(path)
-	f, err := openLockFile(path)
-	if err != nil {
-		return nil, &FileError{Op: "open", Path: path, Err: err}
-	}
-	if errors.Is(statErr, fs.ErrNotExist) {
-		ownLikeStateDir(path, e.dir)
-	}
-	deadline := time.Now().Add(opLockWait)
-	for {
-		err := tryLock(f)
-		if err == nil {
-			return func() { unlockFile(f); f.Close() }, nil
-		}
-		if !errors.Is(err, errLockBusy) {
-			f.Close()
-			return nil, &FileError{Op: "lock", Path: path, Err: err}
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("%w (%s, waited %s)", ErrBusy, path, opLockWait)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 }
 
 // SameStart reports whether two start times read for a pid at different
@@ -347,7 +468,7 @@ const sameStartSlack = 20 * time.Millisecond
 func ProcessStart(pid int) (time.Time, error) {
 	p := readProc(pid)
 	switch {
-	case p.state == procGone:
+	case p.state == procGone || p.state == procThread:
 		return time.Time{}, fmt.Errorf("pid %d is not running", pid)
 	case p.start.IsZero():
 		if p.err != nil {

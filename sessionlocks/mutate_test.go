@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,7 @@ func TestReclaim(t *testing.T) {
 	e := newEngine(t, sd, settle)
 
 	t.Run("dry run removes nothing", func(t *testing.T) {
-		res, err := e.Reclaim(ctx, nil, true)
+		res, err := e.Reclaim(ctx, ReclaimOptions{All: true, DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestReclaim(t *testing.T) {
 	})
 
 	t.Run("named session", func(t *testing.T) {
-		res, err := e.Reclaim(ctx, []string{"old"}, false)
+		res, err := e.Reclaim(ctx, ReclaimOptions{IDs: []string{"old"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func TestReclaim(t *testing.T) {
 	})
 
 	t.Run("all sessions", func(t *testing.T) {
-		res, err := e.Reclaim(ctx, nil, false)
+		res, err := e.Reclaim(ctx, ReclaimOptions{All: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,11 +92,11 @@ func TestReclaim(t *testing.T) {
 	})
 
 	t.Run("errors", func(t *testing.T) {
-		_, err := e.Reclaim(ctx, []string{"../live"}, false)
+		_, err := e.Reclaim(ctx, ReclaimOptions{IDs: []string{"../live"}})
 		if !errors.Is(err, ErrInvalidID) {
 			t.Errorf("traversal id: %v, want ErrInvalidID", err)
 		}
-		_, err = e.Reclaim(ctx, []string{"nope"}, false)
+		_, err = e.Reclaim(ctx, ReclaimOptions{IDs: []string{"nope"}})
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("missing session: %v, want ErrNotFound", err)
 		}
@@ -122,7 +123,7 @@ func TestReclaimWaitsForTheOperationLock(t *testing.T) {
 		defer f.Close()
 		return tryLock(f) == errLockBusy
 	})
-	res, err := newEngine(t, sd, settle).Reclaim(context.Background(), []string{"busy"}, false)
+	res, err := newEngine(t, sd, settle).Reclaim(context.Background(), ReclaimOptions{IDs: []string{"busy"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,18 +137,20 @@ func TestReclaimWaitsForTheOperationLock(t *testing.T) {
 
 func TestForce(t *testing.T) {
 	ctx := context.Background()
-	t.Run("terminate a verified CLI", func(t *testing.T) {
+	t.Run("terminate the proven owner", func(t *testing.T) {
 		sd := t.TempDir()
 		newSession(t, sd, "s")
-		h := startHolder(t, sd, "s", "--old")
-		pastSettle()
+		h := startHolder(t, sd, "s")
 		e := newEngine(t, sd, settle)
-		res, err := e.Force(ctx, "s", true, 3*time.Second)
+		if o := mustSession(t, e, "s").Holders[0].Owner; o == nil || o.PID != h.pid {
+			t.Fatalf("owner %+v, want pid %d", o, h.pid)
+		}
+		res, err := e.Force(ctx, "s", ForceOptions{Terminate: true, Grace: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Terminated) != 1 || res.Terminated[0] != h.pid {
-			t.Errorf("terminated %v, want [%d]", res.Terminated, h.pid)
+		if !slices.Equal(res.Signalled, []int{h.pid}) || !slices.Equal(res.Exited, []int{h.pid}) || len(res.StillRunning) != 0 {
+			t.Errorf("signalled %v exited %v still running %v, want [%d] both", res.Signalled, res.Exited, res.StillRunning, h.pid)
 		}
 		if res.Session.State != StateFree {
 			t.Errorf("session after force: %s, want free", res.Session.State)
@@ -156,18 +159,40 @@ func TestForce(t *testing.T) {
 			t.Error("lock left behind")
 		}
 	})
+	t.Run("an old-format CLI with nothing tying it to the session is not signalled", func(t *testing.T) {
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		h := startHolder(t, sd, "s", "--old")
+		pastSettle()
+		res, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Signalled) != 0 || readProc(h.pid).state != procAlive {
+			t.Fatalf("signalled %v: nothing proves pid %d holds this session", res.Signalled, h.pid)
+		}
+		if len(res.NotSignalled) != 1 || !strings.Contains(res.NotSignalled[0].Why, "no .hold") {
+			t.Errorf("not signalled %+v, want one saying the lock has no .hold", res.NotSignalled)
+		}
+		if len(res.Removed) != 1 {
+			t.Errorf("force must still remove the lock: removed %d", len(res.Removed))
+		}
+	})
 	t.Run("never signal an unknown holder", func(t *testing.T) {
 		sd := t.TempDir()
 		dir := newSession(t, sd, "s")
 		sl := startSleeper(t)
 		lock := writeLock(t, dir, sl.Process.Pid, time.Time{})
 		pastSettle()
-		res, err := newEngine(t, sd, settle).Force(ctx, "s", true, 200*time.Millisecond)
+		res, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Terminated) != 0 || readProc(sl.Process.Pid).state != procAlive {
-			t.Fatalf("an unverified process was signalled: %v", res.Terminated)
+		if len(res.Signalled) != 0 || readProc(sl.Process.Pid).state != procAlive {
+			t.Fatalf("an unverified process was signalled: %v", res.Signalled)
+		}
+		if len(res.NotSignalled) != 1 || !strings.Contains(res.NotSignalled[0].Why, "unknown") {
+			t.Errorf("not signalled %+v, want one saying the verdict is unknown", res.NotSignalled)
 		}
 		if exists(lock) || len(res.Removed) != 1 {
 			t.Errorf("force must still remove the lock: removed %d", len(res.Removed))
@@ -177,16 +202,16 @@ func TestForce(t *testing.T) {
 		sd := t.TempDir()
 		newSession(t, sd, "s")
 		h := startHolder(t, sd, "s")
-		res, err := newEngine(t, sd, settle).Force(ctx, "s", false, 0)
+		res, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Removed) != 1 || len(res.Terminated) != 0 || readProc(h.pid).state != procAlive {
-			t.Fatalf("removed %d terminated %v", len(res.Removed), res.Terminated)
+		if len(res.Removed) != 1 || len(res.Signalled) != 0 || readProc(h.pid).state != procAlive {
+			t.Fatalf("removed %d signalled %v", len(res.Removed), res.Signalled)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {
-		_, err := newEngine(t, t.TempDir(), settle).Force(ctx, "nope", false, 0)
+		_, err := newEngine(t, t.TempDir(), settle).Force(ctx, "nope", ForceOptions{})
 		if !errors.Is(err, ErrNotFound) {
 			t.Fatalf("got %v, want ErrNotFound", err)
 		}
@@ -235,7 +260,7 @@ func TestConcurrentReclaimNeverDeletesALiveLock(t *testing.T) {
 				if i == 0 {
 					os.WriteFile(filepath.Join(dir, lockFileName(deadPID(t))), []byte("1\n"), 0o644)
 				}
-				res, err := e.Reclaim(context.Background(), []string{"race"}, false)
+				res, err := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"race"}})
 				if err != nil {
 					t.Error(err)
 					return
@@ -277,7 +302,7 @@ func TestSymlinksAndStateDir(t *testing.T) {
 	if _, err := e.Session(ctx, "linked"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Session(linked) = %v, want ErrNotFound", err)
 	}
-	if _, err := e.Reclaim(ctx, []string{"linked"}, false); !errors.Is(err, ErrNotFound) {
+	if _, err := e.Reclaim(ctx, ReclaimOptions{IDs: []string{"linked"}}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Reclaim(linked) = %v, want ErrNotFound", err)
 	}
 	ents, _ := os.ReadDir(filepath.Join(elsewhere, "target"))
@@ -633,14 +658,14 @@ func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
 	h := startHolder(t, sd, "young")
 	h.killAndReap()
 	e := newEngine(t, sd, time.Hour)
-	dry, err := e.Reclaim(context.Background(), []string{"young"}, true)
+	dry, err := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"young"}, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dry.Reclaimed) != 1 || !exists(dry.Reclaimed[0].LockFile) || !exists(dry.Reclaimed[0].HoldFile) {
 		t.Fatalf("a dry run must report what a reclaim would remove, and remove nothing: %+v", dry)
 	}
-	res, err := e.Reclaim(context.Background(), []string{"young"}, false)
+	res, err := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"young"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +749,7 @@ func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
 	if s := mustSession(t, e, "elsewhere"); s.State != StateInUse || s.State.CanResume() {
 		t.Fatalf("young lock of an invisible pid with a held .hold: %s (%s)", s.State, s.Holders[0].Detail)
 	}
-	res, err := e.Reclaim(ctx, nil, false)
+	res, err := e.Reclaim(ctx, ReclaimOptions{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,7 +838,7 @@ func TestOperationLockOwnedByTheStateDirOwner(t *testing.T) {
 	dir := newSession(t, sd, "s")
 	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 	os.Chown(sd, 4242, 4242)
-	if _, err := newEngine(t, sd, settle).Reclaim(context.Background(), []string{"s"}, false); err != nil {
+	if _, err := newEngine(t, sd, settle).Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{filepath.Join(sd, ".session-operation-locks"), filepath.Join(sd, ".session-operation-locks", "s.lock")} {

@@ -1,6 +1,8 @@
 package sessionlocks
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -17,7 +19,7 @@ import (
 //	terminate(pid int) error               ask a process to exit (SIGTERM)
 //	lstatID(path string) (fileID, error)   lstat, as a fileID
 //	statID(path string) (fileID, error)    stat (following links), as a fileID
-//	ownLikeStateDir(path, stateDir)        as root, give a file we created to the state dir's owner
+//	openOpLockFile(stateDir, id)           open (creating) the CLI's operation lock file of a session (oplock_*.go)
 //	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
 //	dirReader                               reads session directories for one scan worker (readdir_*.go)
 
@@ -29,6 +31,10 @@ const (
 	procAlive
 	procGone
 	procZombie // exited, not yet reaped: kill(pid, 0) still succeeds on it
+	// procThread: the pid is a thread of another process (its thread-group
+	// id is tgid), not a process. /proc/<tid>/stat answers for threads too,
+	// and kill(tid, sig) signals the whole thread group.
+	procThread
 )
 
 // procInfo is what the platform learned about a pid. Fields the platform
@@ -39,6 +45,7 @@ type procInfo struct {
 	argv  []string
 	uid   int
 	ppid  int
+	tgid  int // procThread: the process the thread belongs to; 0 if unknown
 	err   error
 }
 
@@ -83,3 +90,15 @@ func isRegular(id fileID) bool { return id.mode == 1 }
 // on Linux, microseconds elsewhere) and of file timestamps, so that a CLI that
 // writes its lock in the same instant it starts is never called a reused pid.
 const startTolerance = time.Second
+
+// privateName is a name no CLI uses, for a file set aside on its way out
+// (see removeInDir): not a session id, not a lock name.
+func privateName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return ".sessionlocks-removing-" + hex.EncodeToString(b[:])
+}
+
+// testHookRemoving, when set (tests), runs in removeInDir between checking
+// the file and setting it aside: where a CLI re-creating it races the removal.
+var testHookRemoving func(path string)

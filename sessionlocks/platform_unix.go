@@ -3,6 +3,7 @@
 package sessionlocks
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -12,7 +13,7 @@ import (
 func statToID(st *unix.Stat_t) fileID {
 	id := fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size}
 	sec, nsec := st.Mtim.Unix()
-	id.mtime = sec*1e9 + nsec
+	id.msec, id.mnsec = sec, int32(nsec)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		id.mode = 1
@@ -92,10 +93,14 @@ func probeHold(path string, want fileID) holdProbe {
 	}
 }
 
-// removeInDir unlinks dir/name only if it is still the regular file want. The
-// directory is opened without following links and the name resolved relative
-// to it, so a session directory swapped for a symlink cannot redirect the
-// unlink elsewhere.
+// removeInDir unlinks dir/name only if it is still the regular file want.
+// The directory is opened without following links and the name resolved
+// relative to it, so a session directory swapped for a symlink cannot
+// redirect the unlink elsewhere. A check and an unlink by name would race
+// a CLI re-creating the file between the two; so the file is first renamed
+// aside under a private name, then checked, and unlinked only if it is the
+// one judged. If it is not, it is put back under its name (without
+// replacing anything that took the name meanwhile).
 func removeInDir(dir, name string, want fileID) error {
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -103,6 +108,35 @@ func removeInDir(dir, name string, want fileID) error {
 	}
 	defer unix.Close(dfd)
 	path := filepath.Join(dir, name)
+	if err := checkAt(dfd, name, path, want); err != nil {
+		return err // not worth moving: it is already not the one
+	}
+	if testHookRemoving != nil {
+		testHookRemoving(path)
+	}
+	aside := privateName()
+	if err := unix.Renameat(dfd, name, dfd, aside); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	if err := checkAt(dfd, aside, path, want); err != nil {
+		// Replaced between the check and the rename: put it back.
+		if lerr := unix.Linkat(dfd, aside, dfd, name, 0); lerr != nil {
+			return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s", errChanged, lerr, filepath.Join(dir, aside))}
+		}
+		unix.Unlinkat(dfd, aside, 0)
+		return err
+	}
+	if err := unix.Unlinkat(dfd, aside, 0); err != nil {
+		unix.Linkat(dfd, aside, dfd, name, 0)
+		unix.Unlinkat(dfd, aside, 0)
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// checkAt checks that name in the directory open at dfd is the regular
+// file want; path names it in errors.
+func checkAt(dfd int, name, path string, want fileID) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &os.PathError{Op: "lstat", Path: path, Err: err}
@@ -113,9 +147,6 @@ func removeInDir(dir, name string, want fileID) error {
 	}
 	if got != want {
 		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
-	}
-	if err := unix.Unlinkat(dfd, name, 0); err != nil {
-		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}
 	return nil
 }
@@ -138,12 +169,6 @@ func terminate(pid int) error { return unix.Kill(pid, unix.SIGTERM) }
 
 // signalZero is kill(pid, 0): nil or EPERM mean a process (maybe a zombie) has the pid.
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
-
-// openLockFile opens (creating if needed) an operation lock file, never
-// through a symlink.
-func openLockFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-}
 
 func isNoSuchProcess(err error) bool { return err == unix.ESRCH }
 
@@ -213,16 +238,12 @@ func statID(path string) (fileID, error) {
 	}
 }
 
-// ownLikeStateDir gives a file this process created in the CLI's state dir
-// to the state dir's owner, when this process is root: run by hand with sudo,
-// a root-owned operation-lock directory would stop the user's CLI from
-// opening any session.
-func ownLikeStateDir(path, stateDir string) {
-	if unix.Geteuid() != 0 {
-		return
-	}
-	var st unix.Stat_t
-	if unix.Stat(stateDir, &st) == nil && st.Uid != 0 {
-		unix.Lchown(path, int(st.Uid), int(st.Gid))
+// openNoIntr is openat, retried on EINTR; a created file gets mode 0o644.
+func openNoIntr(at int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(at, name, flags, 0o644)
+		if err != unix.EINTR {
+			return fd, err
+		}
 	}
 }

@@ -2,6 +2,7 @@ package sessionlocks
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +13,8 @@ import (
 // Windows has no inode in os.FileInfo; a file's identity is its type, size
 // and modification time, which is what a rewrite or replacement changes.
 func fileIDOf(fi os.FileInfo) fileID {
-	return fileID{mtime: fi.ModTime().UnixNano(), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
+	t := fi.ModTime()
+	return fileID{msec: t.Unix(), mnsec: int32(t.Nanosecond()), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
 }
 
 // openNoFollow opens a regular file for reading; links (reparse points) and
@@ -77,11 +79,36 @@ func probeHold(path string, want fileID) holdProbe {
 	return holdProbe{id: id, err: err}
 }
 
+// removeInDir removes dir/name only if it is still the regular file want:
+// moved aside under a private name first, checked there, and removed only
+// if it is the one judged; otherwise moved back (never replacing a file
+// that took the name meanwhile).
 func removeInDir(dir, name string, want fileID) error {
 	path := filepath.Join(dir, name)
-	fi, err := os.Lstat(path)
-	if err != nil {
+	if err := checkFile(path, path, want); err != nil {
 		return err
+	}
+	aside := filepath.Join(dir, privateName())
+	if err := moveNoReplace(path, aside); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	if err := checkFile(aside, path, want); err != nil {
+		if merr := moveNoReplace(aside, path); merr != nil {
+			return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s", errChanged, merr, aside)}
+		}
+		return err
+	}
+	if err := os.Remove(aside); err != nil {
+		moveNoReplace(aside, path)
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+func checkFile(p, path string, want fileID) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return &os.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	if !fi.Mode().IsRegular() {
 		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
@@ -89,14 +116,21 @@ func removeInDir(dir, name string, want fileID) error {
 	if fileIDOf(fi) != want {
 		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
 	}
-	return os.Remove(path)
+	return nil
 }
 
-func openLockFile(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, errNotRegular
+// moveNoReplace renames from to to, failing if to exists (os.Rename would
+// replace it).
+func moveNoReplace(from, to string) error {
+	f, err := windows.UTF16PtrFromString(from)
+	if err != nil {
+		return err
 	}
-	return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	t, err := windows.UTF16PtrFromString(to)
+	if err != nil {
+		return err
+	}
+	return windows.MoveFileEx(f, t, 0)
 }
 
 func tryLock(f *os.File) error {
@@ -154,10 +188,6 @@ func statID(path string) (fileID, error) {
 	}
 	return fileIDOf(fi), nil
 }
-
-// ownLikeStateDir has nothing to do on Windows, where files inherit the
-// directory's access rules.
-func ownLikeStateDir(path, stateDir string) {}
 
 // fileTypeBits keeps only the type bits of a mode, the part of identity that
 // says "regular file" vs "FIFO".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -82,3 +83,33 @@ func bootTime() (time.Time, error) {
 	}
 	return time.Unix(tv.Unix()), nil
 }
+
+// procExe is the executable path kern.procargs2 gives before the
+// arguments, with links followed: it is the path given to exec, and
+// Homebrew's bin/copilot is a link into the cask.
+func procExe(pid int) string {
+	raw, err := unix.SysctlRaw("kern.procargs2", pid)
+	if err != nil || len(raw) < 4 {
+		return ""
+	}
+	raw = raw[4:]
+	i := bytes.IndexByte(raw, 0)
+	if i < 0 {
+		return ""
+	}
+	p := string(raw[:i])
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}
+
+// procExeID: macOS signals nothing (no proof of a lock's owner), so the
+// executable's identity is never needed.
+func procExeID(pid int) fileID { return fileID{} }
+
+// hasOpen: which files another process has open is not read here.
+func hasOpen(pid int, f fileID) bool { return false }
+
+// procComm: only Linux names threads where another process can read it.
+func procComm(pid int) string { return "" }

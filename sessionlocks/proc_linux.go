@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,18 @@ func readProc(pid int) procInfo {
 	if boot, err := bootTime(); err == nil {
 		info.start = boot.Add(time.Duration(startTicks) * (time.Second / clockTicks))
 	}
+	switch leader, err := isLeader(pid); {
+	case errors.Is(err, unix.ESRCH):
+		info.state = procGone // exited since its stat was read
+		return info
+	case err != nil:
+		info.err = fmt.Errorf("pid %d: cannot tell whether it is a process or a thread: %w", pid, err)
+		return info
+	case !leader:
+		info.state = procThread
+		info.tgid, _ = statusTgid(pid)
+		return info
+	}
 	switch state {
 	case 'Z', 'X', 'x':
 		info.state = procZombie
@@ -99,6 +112,67 @@ func readProc(pid int) procInfo {
 	}
 	info.argv = splitArgv(buf[:n])
 	return info
+}
+
+// isLeader reports whether pid is a thread-group leader, that is a process
+// and not one of its other threads. pidfd_open refuses (EINVAL) a pid that
+// is not a leader, at the cost of one descriptor opened and closed; where a
+// sandbox forbids it (ENOSYS before Linux 5.3, EPERM under seccomp),
+// /proc/<pid>/status says, at the cost of the kernel writing out 1.5 KB.
+func isLeader(pid int) (bool, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch err {
+	case nil:
+		unix.Close(fd)
+		return true, nil
+	case unix.EINVAL:
+		return false, nil
+	case unix.ESRCH:
+		return false, err
+	}
+	tgid, err := statusTgid(pid)
+	if err != nil {
+		return false, err
+	}
+	return tgid == pid, nil
+}
+
+// statusTgid reads the Tgid line of /proc/<pid>/status.
+func statusTgid(pid int) (int, error) {
+	b, err := readStatus(pid)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := statusField(b, "Tgid:")
+	if !ok {
+		return 0, fmt.Errorf("/proc/%d/status has no Tgid", pid)
+	}
+	return strconv.Atoi(string(v))
+}
+
+// readStatus reads /proc/<pid>/status whole (a fresh buffer: callers keep
+// parts of it).
+func readStatus(pid int) ([]byte, error) {
+	buf := make([]byte, 4096)
+	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/status", buf, nil)
+	if err == unix.ENOENT {
+		err = unix.ESRCH
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// statusField returns the value of the line of a /proc status file that
+// begins with key ("Tgid:"), trimmed.
+func statusField(b []byte, key string) ([]byte, bool) {
+	for line := range bytes.Lines(b) {
+		if v, ok := bytes.CutPrefix(line, []byte(key)); ok {
+			return bytes.TrimSpace(v), true
+		}
+	}
+	return nil, false
 }
 
 // parseStat reads state, ppid and starttime from /proc/<pid>/stat. The comm
@@ -204,4 +278,56 @@ func readBootTime() (time.Time, error) {
 		bootKept.Store(&bootReading{boot: boot, wall: now.UnixNano(), mono: now.Sub(monoRef)})
 		return boot, nil
 	}
+}
+
+// procExe is the path of pid's executable, or "" when it cannot be read
+// (another user's process, one that exited).
+func procExe(pid int) string {
+	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// procExeID is the identity of pid's executable: exec() changes it.
+func procExeID(pid int) fileID {
+	id, err := statID("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return fileID{}
+	}
+	return id
+}
+
+// hasOpen reports whether pid has a descriptor open on the file f. Reading
+// another process's descriptors needs the right to trace it (same user, or
+// root); without it the answer is false.
+func hasOpen(pid int, f fileID) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	fd, err := openNoIntr(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	found := false
+	eachDirent(fd, make([]byte, 8192), func(name []byte, _ uint8) {
+		if found || name[0] == '.' {
+			return
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, string(name), &st, 0) == nil && uint64(st.Dev) == f.dev && st.Ino == f.ino {
+			found = true
+		}
+	})
+	return found
+}
+
+// procComm is the name of pid's main thread (/proc/<pid>/comm).
+func procComm(pid int) string {
+	var buf [64]byte
+	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/comm", buf[:], nil)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(buf[:n]), "\n")
 }

@@ -58,15 +58,6 @@ func (r *dirReader) at(dir, id string) (int, string) {
 	return unix.AT_FDCWD, dir
 }
 
-func openNoIntr(at int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(at, name, flags, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
 // openZ is openNoIntr for a NUL-terminated name. unix.Openat copies its
 // name into a new allocation on every call, and a cold scan opens two
 // names per session.

@@ -302,6 +302,7 @@ func (e *Engine) scanMany(ctx context.Context, ids []string, all bool) ([]Sessio
 // once the feed is finished (or ctx is done and the feed too). The caller
 // has called checkWatchedDir.
 func (e *Engine) scanFeed(ctx context.Context, feed *idFeed, all bool) ([]Session, error) {
+	sg := e.newSight()
 	workers := runtime.GOMAXPROCS(0) * 2
 	if feed.finished() {
 		workers = min(workers, (len(feed.ids)+scanChunk-1)/scanChunk)
@@ -325,7 +326,7 @@ func (e *Engine) scanFeed(ctx context.Context, feed *idFeed, all bool) ([]Sessio
 				c.errs = make([]error, len(c.ids))
 			}
 			for i, id := range c.ids {
-				c.found[i], c.errs[i] = e.scanInto(&c.res[i], id, true, false, r)
+				c.found[i], c.errs[i] = e.scanInto(&c.res[i], id, true, false, r, sg)
 			}
 		}
 	}
@@ -476,7 +477,7 @@ func (e *Engine) scanLocked(id string) (*Session, error) { return e.scanSessionO
 
 func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, error) {
 	var s Session
-	ok, err := e.scanInto(&s, id, cached, opLocked, nil)
+	ok, err := e.scanInto(&s, id, cached, opLocked, nil, e.newSight())
 	if !ok || err != nil {
 		return nil, err
 	}
@@ -485,7 +486,7 @@ func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, erro
 
 // scanInto is scanSession writing into s; ok is false when there is no
 // such session directory.
-func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirReader) (ok bool, err error) {
+func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirReader, sg *sight) (ok bool, err error) {
 	epoch := e.epoch.Load()
 	watched := cached && e.watched.Load()
 
@@ -576,7 +577,10 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 	s.Name, s.CWD, s.Repository, s.Branch, s.ClientName = m.Name, m.CWD, m.Repository, m.Branch, m.ClientName
 	s.CreatedAt, s.UpdatedAt = m.created, m.updated
 	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = time.Unix(0, max(snap.metaID.mtime, snap.dir.mtime))
+		s.UpdatedAt = snap.dir.modTime()
+		if m := snap.metaID.modTime(); snap.metaID.exists() && m.After(s.UpdatedAt) {
+			s.UpdatedAt = m
+		}
 	}
 	if s.Repository == "" && m.GitRoot != "" {
 		s.Repository = m.GitRoot
@@ -590,7 +594,7 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 				continue
 			}
 		}
-		h := e.judge(r, e.now(), opLocked)
+		h := e.judge(r, e.now(), opLocked, sg)
 		e.cache.put(k, h, epoch, &e.epoch)
 		s.Holders = append(s.Holders, h)
 	}
@@ -633,7 +637,7 @@ func (e *Engine) snapshotOf(dir string, sd sessionDir, now time.Time, prev metad
 func (e *Engine) refreshMeta(dir string, snap *dirSnapshot, now time.Time) {
 	snap.metaAt = now
 	path := dir + string(os.PathSeparator) + "workspace.yaml"
-	if snap.metaID.exists() && snap.metaRead-snap.metaID.mtime >= int64(racyWindow) {
+	if snap.metaID.exists() && time.Unix(0, snap.metaRead).Sub(snap.metaID.modTime()) >= racyWindow {
 		if id, err := lstatID(path); err == nil && id == snap.metaID {
 			return
 		}

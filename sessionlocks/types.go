@@ -98,9 +98,18 @@ type Holder struct {
 	// Cached is true when the verdict came from the probe cache.
 	Cached bool
 
-	// WriterVerified is true when the named process is alive, older than the
-	// lock and recognisably the Copilot CLI: only such a process may be signalled.
+	// WriterVerified is true when the named process is alive, recognisably
+	// the Copilot CLI and not younger than the lock (beyond the tolerance
+	// for clocks that disagree). It is evidence of liveness only: it never
+	// licenses a signal (see Owner).
 	WriterVerified bool
+
+	// Owner is the process proven to hold the session through this
+	// holder's files, the only one Force may signal; nil when none is
+	// proven (always so for a holder that is not live).
+	Owner *Owner
+	// NoOwner says, for a live holder without an Owner, why none is proven.
+	NoOwner string
 
 	holdFree bool // the last probe found the .hold unlocked: only then may it be deleted
 
@@ -108,16 +117,46 @@ type Holder struct {
 	holdID fileID // identity of the .hold when judged; zero if missing
 }
 
+// Owner is the process proven to hold a session through one holder's
+// files: the kernel names it as the owner of the exclusive lock on the
+// holder's .hold (or, for a CLI that writes no .hold, of a lock on a file of
+// the session), its pid is the one the lock file names (in its own PID
+// namespace), and it started before that file was made.
+type Owner struct {
+	// PID is the owner's process id in this process's PID namespace.
+	PID int
+	// NamespacePID is the pid the lock file names when the owner runs in a
+	// PID namespace below this one (a container); 0 when it is PID.
+	NamespacePID int
+	StartedAt    time.Time
+	// Evidence says in one sentence what proves it.
+	Evidence string
+
+	file     fileID   // the file the proof rests on
+	openFile bool     // the proof is an open descriptor on file, not a lock
+	exe      fileID   // the owner's executable when proven: an exec since changes it
+	argv     []string // its command line when proven
+	uid      int
+}
+
 // fileID identifies one version of a file so that a mutation can check the
 // file is still the one that was judged.
 type fileID struct {
 	dev, ino uint64
-	mtime    int64 // UnixNano
-	size     int64
-	mode     uint32 // file type bits only; 0 means "no file"
+	// The modification time as the file system gives it, seconds and
+	// nanoseconds apart: a time in one int64 of nanoseconds wraps beyond
+	// 2262 and before 1678, and a year-2300 lock read as 1715 would look
+	// older than the boot.
+	msec  int64
+	mnsec int32
+	mode  uint32 // file type bits only; 0 means "no file"
+	size  int64
 }
 
 func (f fileID) exists() bool { return f.mode != 0 }
+
+// modTime is the file's modification time.
+func (f fileID) modTime() time.Time { return time.Unix(f.msec, int64(f.mnsec)) }
 
 // Session is one directory under the state dir and its holders.
 type Session struct {
@@ -140,6 +179,9 @@ type ReclaimResult struct {
 	Reclaimed []Holder
 	Kept      []Holder
 	Failed    []ReclaimFailure
+	// Cancelled is set when the call was cancelled after it had removed
+	// something: it stopped before the next session.
+	Cancelled bool
 }
 
 // ReclaimFailure pairs a holder with the reason its files were not removed.
@@ -148,11 +190,27 @@ type ReclaimFailure struct {
 	Err    error
 }
 
-// ForceResult says what Force removed and which processes it terminated.
+// ForceResult says what Force removed and which processes it signalled.
 type ForceResult struct {
-	Removed    []Holder
-	Terminated []int
-	Session    Session
+	Removed []Holder
+	// Kept are the holders whose files Force left: a signalled owner still
+	// running after the grace period, or a holder that appeared after the
+	// session was judged (see ForceOptions.Expect).
+	Kept []Holder
+	// Signalled are the owners sent SIGTERM; Exited those of them that
+	// exited; StillRunning those that had not when Force gave up waiting
+	// (after SIGKILL too, with Kill). Killed are the ones sent SIGKILL.
+	Signalled, Exited, StillRunning, Killed []int
+	// NotSignalled are the live and unknown holders Terminate did not
+	// signal, each with why.
+	NotSignalled []Refusal
+	Session      Session
+}
+
+// Refusal is a holder Force did not signal, and why.
+type Refusal struct {
+	PID int
+	Why string
 }
 
 // CacheStats are the probe cache's counters.
@@ -173,7 +231,19 @@ var (
 	ErrStateDir = errors.New("state directory unreadable")
 	// ErrBusy means another process held the session's operation lock for too long.
 	ErrBusy = errors.New("session busy: its operation lock is held by another process")
+	// ErrChanged means a session's live or unknown holders are not the ones
+	// the caller decided on (ForceOptions.Expect).
+	ErrChanged = errors.New("session changed")
 )
+
+// ChangedError says Force found holders the caller had not seen: Session is
+// the session as judged now. It wraps ErrChanged.
+type ChangedError struct{ Session Session }
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("session %s changed since it was judged: it has holders the decision did not include", e.Session.ID)
+}
+func (e *ChangedError) Unwrap() error { return ErrChanged }
 
 // FileError is a failed file operation, with the path and the operation.
 type FileError struct {

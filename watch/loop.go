@@ -76,6 +76,7 @@ type proc struct {
 
 func newLoop(w *Watcher) *loop {
 	l := &loop{
+		note:     w.sharedNote,
 		w:        w,
 		e:        w.e,
 		dir:      filepath.Clean(w.dir),

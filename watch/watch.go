@@ -152,8 +152,12 @@ type Watcher struct {
 	testHookEarly func()
 	// stateByMtime makes poll mode find new sessions by the state dir's
 	// mtime instead of watching it: where fsnotify uses kqueue, watching a
-	// directory opens every entry in it. Tests set it on Linux too.
+	// directory opens every entry in it, and on a shared file system
+	// notifications would miss other machines' sessions. Tests set it on
+	// Linux too.
 	stateByMtime bool
+	// sharedNote says why poll mode was chosen for a shared file system.
+	sharedNote string
 	// newExitWatcher makes the exit watcher; tests replace it to exercise
 	// the polling that platforms without exit events get.
 	newExitWatcher func(exits chan<- int) exitWatcher
@@ -170,6 +174,15 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	}
 	if mode == ModeAuto {
 		mode = autoMode(runtime.GOOS)
+	}
+	// File notifications report this machine's changes only: on a state
+	// dir other machines share, another host's CLI would never be heard.
+	// Every directory, the state dir included, is found by mtime instead.
+	v := e.Vantage()
+	sharedNote := ""
+	if v.Shared {
+		mode = ModePoll
+		sharedNote = "the state dir is on " + v.FileSystem + ", which other machines may share and whose changes file notifications do not report; polling directory mtimes"
 	}
 	if opts.PollInterval < 0 {
 		return nil, fmt.Errorf("watch: negative poll interval %v", opts.PollInterval)
@@ -189,10 +202,12 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		started:  make(chan struct{}),
 		armed:    make(chan struct{}),
 
-		stateByMtime:   kqueueBackend(runtime.GOOS),
+		stateByMtime:   kqueueBackend(runtime.GOOS) || v.Shared,
 		newExitWatcher: newExitWatcher,
+		sharedNote:     sharedNote,
 	}
 	w.stats.Mode = mode
+	w.stats.Note = sharedNote
 	return w, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -671,4 +672,35 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	if want := map[string]int{locked: 1, kept: 0, added: 0, renamed: 0}; !maps.Equal(got, want) {
 		t.Fatalf("the trusted engine lists %v, want %v", got, want)
 	}
+}
+
+// On a state dir other machines share (NFS, SMB, 9p, FUSE), file
+// notifications never report another machine's changes: the watcher polls
+// every directory, the state dir included, whatever mode was asked for, and
+// says why.
+func TestSharedStateDirIsPolled(t *testing.T) {
+	dir := t.TempDir()
+	e := sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: 300 * time.Millisecond, FSType: "nfs"})
+	w, err := New(e, Options{Mode: ModeNotify, PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.mode != ModePoll || !w.stateByMtime || !strings.Contains(w.Stats().Note, "nfs") {
+		t.Fatalf("mode %s, state dir by mtime %v, note %q: want poll, by mtime, a note naming nfs", w.mode, w.stateByMtime, w.Stats().Note)
+	}
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, rec.notify) }()
+	defer func() { cancel(); <-done }()
+	<-w.Started()
+	if st := w.Stats(); st.Dirs != 0 || !strings.Contains(st.Note, "nfs") {
+		t.Errorf("stats %+v: want no directory watched, the note kept", st)
+	}
+	// A session another machine made: only polling can find it.
+	id := sessionID(0x51)
+	mkSession(t, dir, id, "from elsewhere")
+	pid := strconv.Itoa(os.Getpid())
+	os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
+	rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 }

@@ -69,14 +69,13 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 	} else {
 		d.holders = append(d.holders, h)
 		// Opened a few minutes ago, as a session one resumes usually was: a
-		// lock younger than the settle window would read "starting", and its
-		// .hold would not be probed yet.
+		// lock younger than the settle window would read "starting" where
+		// the kernel does not list its locks, its .hold not probed yet. The
+		// .hold keeps its own time: made after the process started, it is
+		// what proves the process its owner.
 		opened := now.Add(-live.age)
-		for _, ext := range []string{".lock", ".hold"} {
-			p := filepath.Join(d.stateDir, live.id, "inuse."+strconv.Itoa(pid)+ext)
-			if err := os.Chtimes(p, opened, opened); err != nil {
-				return d, err
-			}
+		if err := os.Chtimes(filepath.Join(d.stateDir, live.id, "inuse."+strconv.Itoa(pid)+".lock"), opened, opened); err != nil {
+			return d, err
 		}
 		d.note(live.id, "inUse", fmt.Sprintf("a CLI-like process (pid %d) holds the .lock and flocks the .hold", pid))
 	}

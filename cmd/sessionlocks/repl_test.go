@@ -155,6 +155,8 @@ var masks = []struct {
 	// PIDs: pid 1 is stable, others are not.
 	{regexp.MustCompile(`(?i)(pid"?:? |inuse\.|process )\d{2,}`), "${1}PID"},
 	{regexp.MustCompile(`("terminated": \[)[\d, ]+`), "${1}PIDS"},
+	// A token names holders by pid and a hash of their files.
+	{regexp.MustCompile(`"token": "v1:[^"]+"`), `"token": "TOKEN"`},
 	// Counters that depend on timing.
 	{regexp.MustCompile(`("uptimeMs"|"hits"|"misses"|"entries"|"events"|"rescans"|"notified"|"processes"|"dirs"): \d+`), "$1: N"},
 	{regexp.MustCompile(`("goVersion"|"os"|"arch"|"version"): "[^"]*"`), `$1: "X"`},

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,11 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	holdDelay := fs.Duration("hold-delay", time.Millisecond, "pause between writing the .lock and flocking the .hold")
 	noOpLock := fs.Bool("no-op-lock", false, "skip the session operation lock")
 	exitOnEOF := fs.Bool("exit-on-eof", false, "remove the locks and exit when stdin closes")
+	ignoreTerm := fs.Bool("ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
+	execOn := fs.String("exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
+	namePID := fs.Int("name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
+	openDB := fs.Bool("open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
+	comm := fs.String("comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
 	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
 	loopHold := fs.Duration("loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
 	if err := fs.Parse(args); err != nil {
@@ -43,7 +49,16 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "copilot(fake): --state-dir and --session are required")
 		return 2
 	}
-	o := opener{stateDir: *stateDir, session: *session, old: *oldFormat, holdDelay: *holdDelay, opLock: !*noOpLock}
+	o := opener{stateDir: *stateDir, session: *session, old: *oldFormat, holdDelay: *holdDelay, opLock: !*noOpLock, pid: os.Getpid()}
+	if *namePID > 0 {
+		o.pid = *namePID
+	}
+	if *comm != "" {
+		if err := os.WriteFile("/proc/self/comm", []byte(*comm), 0); err != nil {
+			fmt.Fprintln(stderr, "copilot(fake): --comm:", err)
+			return 1
+		}
+	}
 	if *loop > 0 {
 		lost := 0
 		for i := 0; i < *loop; i++ {
@@ -66,6 +81,20 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "copilot(fake):", err)
 		return 1
 	}
+	if *openDB {
+		db, err := os.OpenFile(filepath.Join(o.stateDir, o.session, "session.db"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			fmt.Fprintln(stderr, "copilot(fake):", err)
+			return 1
+		}
+		defer db.Close()
+	}
+	// Signals are caught before "ready": a parent may signal at once.
+	// With --exit-on-eof they keep their default action (SIGTERM ends it).
+	sig := make(chan os.Signal, 1)
+	if !*exitOnEOF {
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt, execSignal)
+	}
 	fmt.Fprintf(stdout, "ready %d\n", os.Getpid())
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
@@ -77,11 +106,25 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	// Wait for SIGTERM or SIGINT and exit as a polite CLI does, removing its
 	// files; SIGKILL leaves them behind, as with the real one.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	<-sig
-	s.close()
-	return 0
+	for {
+		switch <-sig {
+		case syscall.SIGTERM:
+			if *ignoreTerm {
+				fmt.Fprintln(stderr, "copilot(fake): SIGTERM ignored")
+				continue
+			}
+		case execSignal:
+			if *execOn == "" {
+				continue
+			}
+			if err := execKeepingHold(s.hold, strings.Fields(*execOn)); err != nil {
+				fmt.Fprintln(stderr, "copilot(fake): exec:", err)
+			}
+			continue
+		}
+		s.close()
+		return 0
+	}
 }
 
 type opener struct {
@@ -89,6 +132,7 @@ type opener struct {
 	old               bool
 	holdDelay         time.Duration
 	opLock            bool
+	pid               int // the pid the files are named with
 }
 
 type openSession struct {
@@ -109,7 +153,7 @@ func (o opener) open() (*openSession, error) {
 		}
 		defer release()
 	}
-	pid := strconv.Itoa(os.Getpid())
+	pid := strconv.Itoa(o.pid)
 	s := &openSession{
 		lockPath: filepath.Join(dir, "inuse."+pid+".lock"),
 		holdPath: filepath.Join(dir, "inuse."+pid+".hold"),

@@ -34,6 +34,8 @@ const ErrorCodes = Object.freeze({
   StateDirUnreadable: -32002,
   FileOperationFailed: -32003,
   SessionBusy: -32004,
+  /** forceResume's expect named other holders than the session has now; data is the fresh canResume answer. */
+  SessionChanged: -32005,
   /** The call was cancelled: through its AbortSignal, or by $/cancelRequest. */
   RequestCancelled: -32800,
   /** The client was disposed while the call was pending. */

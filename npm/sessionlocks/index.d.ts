@@ -129,6 +129,8 @@ export declare const ErrorCodes: {
   readonly FileOperationFailed: -32003;
   /** Another process held the session's operation lock for too long; try again. */
   readonly SessionBusy: -32004;
+  /** forceResume with expect found holders the expected canResume answer did not name; data is the fresh canResume answer. */
+  readonly SessionChanged: -32005;
   /** The call was cancelled: through its AbortSignal, or by $/cancelRequest. */
   readonly RequestCancelled: -32800;
   /** The client was disposed while the call was pending. */

@@ -24,7 +24,7 @@ export interface Methods {
     result: ReclaimStaleResult;
   };
   /**
-   * Removes every holder's lock files of one session, after the user chose to take it over; with terminate, first asks verified CLI holders to exit.
+   * Removes the holders' lock files of one session, after the user chose to take it over; with terminate, first asks the processes proven to hold it to exit.
    */
   forceResume: {
     params: ForceResumeParams;
@@ -103,6 +103,10 @@ export interface CanResumeResult {
    * Message is one sentence for the IDE's prompt, for example "In use by pid 4242 (copilot), started 10:02.".
    */
   message: string;
+  /**
+   * Token names the live and unknown holders this answer judged. Pass it as forceResume's expect: the session is then taken over only if it has no live or unknown holder the user was not shown (error -32005 otherwise).
+   */
+  token: string;
 }
 /**
  * CancelParams are the parameters of the $/cancelRequest notification.
@@ -159,13 +163,21 @@ export interface ForceResumeParams {
    */
   sessionId: string;
   /**
-   * Terminate sends SIGTERM to live holders verified to be the Copilot CLI before removing their locks; defaults to false.
+   * Terminate sends SIGTERM to each live holder's proven owner (see Holder.owner) and waits up to graceMs for it to exit; an owner still running then keeps its lock files (listed in stillRunning). Holders without an owner are not signalled (notSignalled says why) and their files are removed as without terminate. Defaults to false.
    */
   terminate?: boolean;
   /**
-   * GraceMs is how long to wait, in milliseconds, for terminated holders to exit; defaults to 3000, at most 60000.
+   * Kill, with terminate, sends SIGKILL to owners still running after graceMs, and then removes their files.
+   */
+  kill?: boolean;
+  /**
+   * GraceMs is how long to wait, in milliseconds, for signalled owners to exit; defaults to 3000, at most 600000.
    */
   graceMs?: number;
+  /**
+   * Expect is the token of the canResume answer the user decided on. The session is then taken over only if every live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
+   */
+  expect?: string;
 }
 /**
  * ForceResumeResult is the result of forceResume.
@@ -180,9 +192,33 @@ export interface ForceResumeResult {
    */
   removed: Holder[];
   /**
-   * Terminated are the process ids that were sent SIGTERM.
+   * Kept are the holders whose files were left: an owner still running after the grace period, or a holder that appeared after the session was judged.
+   */
+  kept: Holder[];
+  /**
+   * Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
    */
   terminated: number[];
+  /**
+   * Signalled are the process ids sent SIGTERM.
+   */
+  signalled: number[];
+  /**
+   * Exited are the signalled processes that exited.
+   */
+  exited: number[];
+  /**
+   * StillRunning are the signalled processes still running when forceResume stopped waiting (after SIGKILL too, with kill); their lock files are kept.
+   */
+  stillRunning: number[];
+  /**
+   * Killed are the process ids sent SIGKILL (kill).
+   */
+  killed?: number[];
+  /**
+   * NotSignalled are the live and unknown holders terminate did not signal, each with why.
+   */
+  notSignalled: NotSignalled[];
   /**
    * Session is the session as it is afterwards.
    */
@@ -246,9 +282,17 @@ export interface Holder {
    */
   cached: boolean;
   /**
-   * WriterVerified is true when the process is alive, older than the lock and recognisably the Copilot CLI: only such a process is signalled by forceResume with terminate.
+   * WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
    */
   writerVerified: boolean;
+  /**
+   * Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof.
+   */
+  owner?: Owner;
+  /**
+   * NoOwner says why no process is proven to hold the session, for a live holder without an owner; absent otherwise.
+   */
+  noOwner?: string;
 }
 /**
  * ListSessionsParams are the parameters of listSessions.
@@ -314,6 +358,40 @@ export interface ListingDelta {
   order: number[];
 }
 /**
+ * NotSignalled is a holder forceResume with terminate did not signal.
+ */
+export interface NotSignalled {
+  /**
+   * PID is the process id the holder's lock names.
+   */
+  pid: number;
+  /**
+   * Why says why it was not signalled, for example that nothing proves the process holds this session.
+   */
+  why: string;
+}
+/**
+ * Owner is the process proven to hold a session: the kernel ties it to the session's own files (the exclusive flock on its inuse.<pid>.hold, or for a CLI that writes no .hold an open session.db), its pid is the one the lock names (in its own PID namespace), and it started before the lock was written.
+ */
+export interface Owner {
+  /**
+   * PID is the owner's process id as this server sees it.
+   */
+  pid: number;
+  /**
+   * NamespacePID is the pid the lock file names, when the owner runs in a PID namespace below the server's (a container); absent when it is pid.
+   */
+  namespacePid?: number;
+  /**
+   * StartedAt is when the owner started (RFC 3339, UTC).
+   */
+  startedAt: string;
+  /**
+   * Evidence says in one sentence what proves it.
+   */
+  evidence: string;
+}
+/**
  * Platform names the operating system and architecture the server runs on.
  */
 export interface Platform {
@@ -357,7 +435,7 @@ export interface ReclaimFailure {
  */
 export interface ReclaimStaleParams {
   /**
-   * SessionIDs restricts reclaiming to these sessions; absent means every session.
+   * SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an empty list none.
    */
   sessionIds?: string[];
   /**
@@ -381,6 +459,10 @@ export interface ReclaimStaleResult {
    * Failed are the stale holders whose files could not be removed.
    */
   failed: ReclaimFailure[];
+  /**
+   * Cancelled is true when the request was cancelled after it had removed something: it stopped before the next session, and the lists say what it did. (Cancelled before it removed anything, it fails with -32800 instead.)
+   */
+  cancelled?: boolean;
 }
 /**
  * Session is one directory under the state directory and the verdicts on its lock holders.

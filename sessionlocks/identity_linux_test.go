@@ -1,0 +1,656 @@
+package sessionlocks
+
+// Identity on a hostile machine: every case where a pid names something
+// other than the CLI that holds this session (a thread, another session's
+// CLI, a process in another PID namespace, one that exec'd), with real
+// processes. In each, no live lock may be judged stale or removed, and no
+// signal may reach anything but the proven owner.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func init() {
+	helpers["force-terminate"] = helperForceTerminate
+	helpers["thread-of-init"] = helperThreadOfInit
+	helpers["judge"] = helperJudge
+}
+
+// aThreadOf returns a thread id of pid that is not pid itself.
+func aThreadOf(t testing.TB, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != pid {
+			return tid
+		}
+	}
+	t.Fatalf("pid %d has no thread besides its leader", pid)
+	return 0
+}
+
+// noSIGTERMBefore returns a function that, called after the action under
+// test, sends this process sig and reports whether SIGTERM arrived first.
+// Go delivers pending signals to a channel lowest number first, so a
+// SIGTERM (15) sent before the sentinel (SIGWINCH, 28) is always seen before
+// it: no waiting to see that nothing came.
+func noSIGTERMBefore(t testing.TB) (check func() bool) {
+	t.Helper()
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGWINCH)
+	t.Cleanup(func() { signal.Stop(ch) })
+	return func() bool {
+		syscall.Kill(os.Getpid(), syscall.SIGWINCH)
+		return awaitSentinel(ch)
+	}
+}
+
+// awaitSentinel reports whether SIGWINCH arrives on ch before any SIGTERM.
+func awaitSentinel(ch chan os.Signal) bool {
+	for s := range ch {
+		if s == syscall.SIGTERM {
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+func needRoot(t *testing.T, what string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root for %s (CI runs as root)", what)
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skipf("needs unshare(1) for %s", what)
+	}
+}
+
+// unsharePID runs commands in a new PID namespace with its own /proc; the
+// namespace dies with unshare.
+var unsharePID = []string{"unshare", "--pid", "--fork", "--kill-child", "--mount-proc"}
+
+func TestThreadIDIsNotAProcess(t *testing.T) {
+	t.Run("a thread of this sidecar", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		tid := aThreadOf(t, os.Getpid())
+		writeLock(t, dir, tid, time.Now().Add(-time.Minute))
+		check := noSIGTERMBefore(t)
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict != Stale || h.Reason != ReasonProcessExited || !strings.Contains(h.Detail, fmt.Sprintf("thread of pid %d", os.Getpid())) {
+			t.Errorf("verdict %s/%s: %s; want stale/process-exited naming the thread's process", h.Verdict, h.Reason, h.Detail)
+		}
+		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Signalled) != 0 || !check() {
+			t.Fatalf("a thread of the sidecar was signalled: %v", res.Signalled)
+		}
+	})
+	t.Run("a thread of the sidecar's parent", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		writeLock(t, dir, aThreadOf(t, os.Getpid()), time.Now().Add(-time.Minute))
+		ch := make(chan os.Signal, 4)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGWINCH)
+		defer signal.Stop(ch)
+		// The sidecar is a child of this test process; it forces the
+		// session, then sends its parent the sentinel.
+		out, err := helperCmd("force-terminate", []string{"STATE=" + sd, "SESSION=s", "SENTINEL=parent"}).CombinedOutput()
+		if err != nil {
+			t.Fatalf("sidecar: %v\n%s", err, out)
+		}
+		if !awaitSentinel(ch) {
+			t.Fatalf("the sidecar's parent was signalled:\n%s", out)
+		}
+		if !strings.Contains(string(out), `"Signalled":null`) {
+			t.Errorf("sidecar signalled something: %s", out)
+		}
+	})
+	t.Run("a thread of pid 1 of a PID namespace", func(t *testing.T) {
+		needRoot(t, "a PID namespace")
+		out, err := helperCmd("thread-of-init", []string{"STATE=" + t.TempDir()}, unsharePID...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("helper: %v\n%s", err, out)
+		}
+		if got := lastLine(string(out)); got != "ok" {
+			t.Fatalf("pid 1 of the namespace: %s", out)
+		}
+	})
+	t.Run("a .hold named with a thread id, flocked by its process", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		tid := aThreadOf(t, os.Getpid())
+		old := time.Now().Add(-time.Minute)
+		writeLock(t, dir, tid, old)
+		f, err := os.OpenFile(writeHold(t, dir, tid, old), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		check := noSIGTERMBefore(t)
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict != Live || h.Owner != nil {
+			t.Errorf("verdict %s/%s owner %+v: a held .hold is live, and a thread's name proves no owner", h.Verdict, h.Reason, h.Owner)
+		}
+		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Signalled) != 0 || len(res.NotSignalled) != 1 || !check() {
+			t.Fatalf("signalled %v, not signalled %+v", res.Signalled, res.NotSignalled)
+		}
+	})
+}
+
+// helperForceTerminate forces $SESSION in $STATE with terminate, prints the
+// result, and sends its parent (SENTINEL=parent) the sentinel.
+func helperForceTerminate() int {
+	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet})
+	res, err := e.Force(context.Background(), os.Getenv("SESSION"), ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	b, _ := json.Marshal(struct{ Signalled, Exited []int }{res.Signalled, res.Exited})
+	fmt.Println(string(b))
+	if os.Getenv("SENTINEL") == "parent" {
+		syscall.Kill(os.Getppid(), syscall.SIGWINCH)
+	}
+	return 0
+}
+
+// helperThreadOfInit runs as pid 1 of a new PID namespace: it names a lock
+// after one of its own threads, forces the session with terminate, and
+// prints "ok" if no SIGTERM reached it.
+func helperThreadOfInit() int {
+	if os.Getpid() != 1 {
+		fmt.Println("not pid 1 but", os.Getpid())
+		return 1
+	}
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGWINCH)
+	sd := os.Getenv("STATE")
+	dir := filepath.Join(sd, "s")
+	os.MkdirAll(dir, 0o700)
+	ents, _ := os.ReadDir("/proc/1/task")
+	tid := 0
+	for _, ent := range ents {
+		if n, _ := strconv.Atoi(ent.Name()); n > 1 {
+			tid = n
+		}
+	}
+	if tid == 0 {
+		fmt.Println("no thread")
+		return 1
+	}
+	lock := filepath.Join(dir, lockFileName(tid))
+	os.WriteFile(lock, []byte(strconv.Itoa(tid)+"\n"), 0o644)
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(lock, old, old)
+	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet})
+	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
+	if err != nil {
+		fmt.Println("force:", err)
+		return 1
+	}
+	syscall.Kill(1, syscall.SIGWINCH)
+	if !awaitSentinel(ch) || len(res.Signalled) != 0 {
+		fmt.Println("signalled", res.Signalled)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+func TestAnotherSessionsCLIIsNotSignalled(t *testing.T) {
+	sd := t.TempDir()
+	newSession(t, sd, "a")
+	a := startHolder(t, sd, "a")
+	aDir := filepath.Join(sd, "a")
+	// b: a copy of the live session, as cp -r and cp -a make it; c: an
+	// old-format lock naming a's CLI.
+	for _, cp := range []struct{ id, flag string }{{"b", "-r"}, {"b-preserved", "-a"}} {
+		if out, err := exec.Command("cp", cp.flag, aDir, filepath.Join(sd, cp.id)).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v\n%s", cp.flag, err, out)
+		}
+	}
+	cDir := newSession(t, sd, "c")
+	writeLock(t, cDir, a.pid, time.Now())
+	pastSettle()
+	e := newEngine(t, sd, settle)
+	for _, id := range []string{"b", "b-preserved", "c"} {
+		t.Run(id, func(t *testing.T) {
+			s := mustSession(t, e, id)
+			if len(s.Holders) != 1 || s.Holders[0].Owner != nil {
+				t.Fatalf("holders %+v: nothing proves a's CLI holds %s", s.Holders, id)
+			}
+			res, err := e.Force(context.Background(), id, ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Signalled) != 0 || readProc(a.pid).state != procAlive {
+				t.Fatalf("a's CLI was signalled for session %s: %v", id, res.Signalled)
+			}
+		})
+	}
+	for _, f := range []string{lockFileName(a.pid), holdFileName(a.pid)} {
+		if !exists(filepath.Join(aDir, f)) {
+			t.Errorf("a's %s is gone", f)
+		}
+	}
+	if h := mustSession(t, e, "a").Holders[0]; h.Verdict != Live || h.Owner == nil || h.Owner.PID != a.pid {
+		t.Errorf("a: %s/%s owner %+v, want live and owned by pid %d", h.Verdict, h.Reason, h.Owner, a.pid)
+	}
+}
+
+// startInNamespace runs the fake CLI in a new PID namespace with pid (as
+// the namespace numbers it) inner, and returns once its locks are in place.
+func startInNamespace(t *testing.T, sd, id string, inner int, args ...string) {
+	t.Helper()
+	cli := strings.Join(append([]string{fakeCLI, "--state-dir", sd, "--session", id}, args...), " ")
+	// Backgrounded (&), the CLI is forked after ns_last_pid is set, and so
+	// gets inner; the shell stays pid 1 and waits.
+	script := fmt.Sprintf("echo %d > /proc/sys/kernel/ns_last_pid && { %s & wait; }", inner-1, cli)
+	cmd := exec.Command(unsharePID[0], append(unsharePID[1:], "sh", "-c", script)...)
+	if line := startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() }); line != fmt.Sprintf("ready %d\n", inner) {
+		t.Fatalf("CLI in the namespace: %q (wanted pid %d there)", line, inner)
+	}
+}
+
+func TestPIDNamespaces(t *testing.T) {
+	needRoot(t, "PID namespaces")
+	t.Run("a host CLI and a container CLI with the same pid: terminate reaches the container's", func(t *testing.T) {
+		sd := t.TempDir()
+		newSession(t, sd, "host")
+		newSession(t, sd, "container")
+		host := startHolder(t, sd, "host")
+		startInNamespace(t, sd, "container", host.pid)
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "container").Holders[0]
+		if h.PID != host.pid || h.Verdict != Live || h.Owner == nil || h.Owner.PID == host.pid || h.Owner.NamespacePID != host.pid {
+			t.Fatalf("container holder: pid %d %s/%s owner %+v; want live, owned by another process than pid %d", h.PID, h.Verdict, h.Reason, h.Owner, host.pid)
+		}
+		res, err := e.Force(context.Background(), "container", ForceOptions{Terminate: true, Grace: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Signalled, []int{h.Owner.PID}) || !slices.Equal(res.Exited, []int{h.Owner.PID}) {
+			t.Errorf("signalled %v exited %v, want the container CLI (pid %d here)", res.Signalled, res.Exited, h.Owner.PID)
+		}
+		if readProc(host.pid).state != procAlive || !exists(filepath.Join(sd, "host", holdFileName(host.pid))) {
+			t.Fatal("the host CLI was signalled, or lost its files")
+		}
+	})
+	t.Run("an old-format CLI in a container whose pid nobody has here", func(t *testing.T) {
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		inner := deadPID(t)
+		startInNamespace(t, sd, "s", inner, "--old")
+		pastSettle()
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict != Live || h.Reason != ReasonVerified || !strings.Contains(h.Detail, "another PID namespace") {
+			t.Errorf("verdict %s/%s: %s; want live/verified in another PID namespace", h.Verdict, h.Reason, h.Detail)
+		}
+		if res, err := e.Reclaim(context.Background(), ReclaimOptions{All: true}); err != nil || len(res.Reclaimed) != 0 {
+			t.Fatalf("reclaim: %+v %v", res, err)
+		}
+		if !exists(filepath.Join(sd, "s", lockFileName(inner))) {
+			t.Fatal("the container CLI's lock was deleted")
+		}
+	})
+	t.Run("an old-format CLI in a container whose pid a later process has here", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		sl := startSleeper(t)
+		startInNamespace(t, sd, "s", sl.Process.Pid, "--old")
+		// Written before the sleeper started: here the pid looks reused.
+		old := readProc(sl.Process.Pid).start.Add(-10 * time.Second)
+		os.Chtimes(filepath.Join(dir, lockFileName(sl.Process.Pid)), old, old)
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict != Live || !strings.Contains(h.Detail, "another PID namespace") {
+			t.Errorf("verdict %s/%s: %s; want live in another PID namespace", h.Verdict, h.Reason, h.Detail)
+		}
+		if res, _ := e.Reclaim(context.Background(), ReclaimOptions{All: true}); len(res.Reclaimed) != 0 {
+			t.Fatalf("reclaimed %+v", res.Reclaimed)
+		}
+	})
+	for _, format := range []string{"old", "new"} {
+		t.Run("the sidecar in a PID namespace, a "+format+"-format CLI outside", func(t *testing.T) {
+			sd := t.TempDir()
+			newSession(t, sd, "s")
+			args := []string{}
+			if format == "old" {
+				args = append(args, "--old")
+			}
+			cli := startHolder(t, sd, "s", args...)
+			pastSettle()
+			out, err := helperCmd("judge", []string{"STATE=" + sd, "SESSION=s"}, unsharePID...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("helper: %v\n%s", err, out)
+			}
+			var got judged
+			if err := json.Unmarshal([]byte(lastLine(string(out))), &got); err != nil {
+				t.Fatalf("helper said %s", out)
+			}
+			want := Unknown
+			if format == "new" {
+				want = Live // the .hold's kernel lock is seen from any namespace
+			}
+			if got.Verdict != want || got.Reclaimed != 0 || got.Owned {
+				t.Errorf("from inside: %+v, want %s, nothing reclaimed, no owner proven", got, want)
+			}
+			if format == "old" && !strings.Contains(got.Detail, "PID namespace of its own") {
+				t.Errorf("detail %q does not say the sidecar cannot see outside its namespace", got.Detail)
+			}
+			if readProc(cli.pid).state != procAlive || !exists(filepath.Join(sd, "s", lockFileName(cli.pid))) {
+				t.Fatal("the CLI outside was signalled or lost its lock")
+			}
+		})
+	}
+}
+
+// judged is what helperJudge reports.
+type judged struct {
+	Verdict   Verdict
+	Reason    Reason
+	Detail    string
+	Reclaimed int
+	Owned     bool // an owner was proven: one Force could signal
+}
+
+// helperJudge judges $SESSION in $STATE and reclaims, printing what it
+// found and did.
+func helperJudge() int {
+	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet})
+	id := os.Getenv("SESSION")
+	s, err := e.Session(context.Background(), id)
+	if err != nil || len(s.Holders) != 1 {
+		fmt.Println("session:", err, s.Holders)
+		return 1
+	}
+	h := s.Holders[0]
+	res, _ := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{id}})
+	b, _ := json.Marshal(judged{h.Verdict, h.Reason, h.Detail, len(res.Reclaimed), h.Owner != nil})
+	fmt.Println(string(b))
+	return 0
+}
+
+func TestExecBetweenJudgementAndSignal(t *testing.T) {
+	sd := t.TempDir()
+	newSession(t, sd, "s")
+	h := startHolder(t, sd, "s", "--exec-on-usr1", "sleep 600")
+	e := newEngine(t, sd, settle)
+	e.beforeSignal = func(o *Owner) {
+		syscall.Kill(o.PID, syscall.SIGUSR1)
+		waitFor(t, "the CLI to exec sleep", func() bool {
+			p := readProc(o.PID)
+			return len(p.argv) > 0 && p.argv[0] == "sleep"
+		})
+	}
+	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Signalled) != 0 || readProc(h.pid).state != procAlive {
+		t.Fatalf("a process that exec'd since it was judged was signalled: %v", res.Signalled)
+	}
+	if len(res.NotSignalled) != 1 || !strings.Contains(res.NotSignalled[0].Why, "exec") {
+		t.Errorf("not signalled %+v, want one saying it exec'd", res.NotSignalled)
+	}
+}
+
+func TestOldFormatOwnerBySessionDB(t *testing.T) {
+	sd := t.TempDir()
+	newSession(t, sd, "s")
+	h := startHolder(t, sd, "s", "--old", "--open-db")
+	pastSettle()
+	e := newEngine(t, sd, settle)
+	s := mustSession(t, e, "s")
+	if o := s.Holders[0].Owner; o == nil || o.PID != h.pid || !strings.Contains(o.Evidence, "session.db") {
+		t.Fatalf("owner %+v, want pid %d by its open session.db", o, h.pid)
+	}
+	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Exited, []int{h.pid}) {
+		t.Fatalf("signalled %v exited %v not signalled %+v, want pid %d stopped", res.Signalled, res.Exited, res.NotSignalled, h.pid)
+	}
+}
+
+func TestRecognitionByExecutableAndThreadName(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "bin", "copilot")
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	b, err := os.ReadFile(fakeCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		path string
+		args []string
+		want Reason
+	}{
+		{"a copilot elsewhere, its own name (AWS's, say)", bin, nil, ReasonUnverified},
+		{"a copilot elsewhere whose main thread is MainThread (the install script's)", bin, []string{"--comm", "MainThread"}, ReasonVerified},
+		{"npm's binary started by its bare name", fakeCLI, nil, ReasonVerified},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sd := t.TempDir()
+			newSession(t, sd, "s")
+			cmd := exec.Command(tt.path, append([]string{"--state-dir", sd, "--session", "s", "--old"}, tt.args...)...)
+			cmd.Args[0] = "copilot" // as a shell starts what it found on PATH
+			startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() })
+			pastSettle()
+			h := mustSession(t, newEngine(t, sd, settle), "s").Holders[0]
+			if h.Reason != tt.want {
+				t.Errorf("%s: %s", h.Reason, h.Detail)
+			}
+		})
+	}
+}
+
+func TestClocksThatDisagree(t *testing.T) {
+	y2300 := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The earliest time a file system with 32-bit times (ext4 with 128-byte
+	// inodes) stores: where a later or earlier date is clamped.
+	floor32 := time.Unix(-1<<31, 0)
+	tests := []struct {
+		name    string
+		live    bool                            // a live old-format CLI, else a dead pid
+		written func(start time.Time) time.Time // the lock's mtime, from the process's start
+		want    Verdict
+		reason  Reason
+		detail  string
+	}{
+		{"a CLI's lock stamped 3 s before it started (a server's clock behind)", true, func(s time.Time) time.Time { return s.Add(-3 * time.Second) }, Live, ReasonVerified, "allowed for clocks that disagree"},
+		{"a CLI's lock stamped 3 s in the future", true, func(time.Time) time.Time { return time.Now().Add(3 * time.Second) }, Live, ReasonVerified, "in the future"},
+		{"a CLI's lock stamped in 2300", true, func(time.Time) time.Time { return y2300 }, Live, ReasonVerified, "2300-01-01"},
+		{"a CLI's lock at the floor of a file system with 32-bit times (where it clamps 2300)", true, func(time.Time) time.Time { return floor32 }, Live, ReasonVerified, "before any Copilot CLI existed"},
+		{"a dead pid's lock stamped in 2300", false, func(time.Time) time.Time { return y2300 }, Stale, ReasonProcessExited, "in the future"},
+		{"a dead pid's lock stamped before 1970", false, func(time.Time) time.Time { return time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC) }, Stale, ReasonProcessExited, "1960-01-01"},
+		{"a CLI that started 2 minutes after its lock: the pid was reused", true, func(s time.Time) time.Time { return s.Add(-2 * time.Minute) }, Stale, ReasonPIDReused, "more than the 1m allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sd := t.TempDir()
+			w := tt.written(time.Now())
+			if !storesTime(t, sd, w) {
+				// Not where the file system clamps dates: tmpfs stores them all.
+				sd = shmDir(t)
+				if !storesTime(t, sd, w) {
+					t.Skipf("no file system here stores %s", w)
+				}
+			}
+			dir := newSession(t, sd, "s")
+			pid := deadPID(t)
+			if tt.live {
+				h := startHolder(t, sd, "s", "--old")
+				pid = h.pid
+				w = tt.written(readProc(h.pid).start)
+			}
+			if w.Before(sinceBoot(t, 0)) && tt.reason == ReasonPIDReused {
+				t.Skip("the machine booted too recently to back-date a lock by 2 minutes")
+			}
+			writeLock(t, dir, pid, w)
+			pastSettle()
+			e := newEngine(t, sd, settle)
+			h := mustSession(t, e, "s").Holders[0]
+			if h.Verdict != tt.want || h.Reason != tt.reason || !strings.Contains(h.Detail, tt.detail) {
+				t.Errorf("%s/%s: %s; want %s/%s mentioning %q", h.Verdict, h.Reason, h.Detail, tt.want, tt.reason, tt.detail)
+			}
+			if !h.LockWrittenAt.Equal(w) {
+				t.Errorf("lock written at %s, want %s", h.LockWrittenAt, w)
+			}
+			res, err := e.Reclaim(context.Background(), ReclaimOptions{All: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want == Live && (len(res.Reclaimed) != 0 || !exists(filepath.Join(dir, lockFileName(pid)))) {
+				t.Fatal("a live CLI's lock was reclaimed")
+			}
+		})
+	}
+}
+
+// storesTime reports whether a file in dir keeps modification time w.
+func storesTime(t *testing.T, dir string, w time.Time) bool {
+	p := filepath.Join(dir, "probe")
+	os.WriteFile(p, nil, 0o600)
+	defer os.Remove(p)
+	touch(t, p, w)
+	fi, err := os.Stat(p)
+	return err == nil && fi.ModTime().Equal(w)
+}
+
+// shmDir is a temporary directory on tmpfs.
+func shmDir(t *testing.T) string {
+	d, err := os.MkdirTemp("/dev/shm", "sessionlocks-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func TestSharedFileSystems(t *testing.T) {
+	type want struct {
+		verdict Verdict
+		detail  string
+	}
+	setups := []struct {
+		name  string
+		setup func(t *testing.T, sd string) (pid int)
+		want  want
+	}{
+		{"a dead pid's old-format lock", func(t *testing.T, sd string) int {
+			pid := deadPID(t)
+			writeLock(t, filepath.Join(sd, "s"), pid, time.Now().Add(-time.Minute))
+			return pid
+		}, want{Unknown, "a CLI on another machine would look the same"}},
+		{"a SIGKILLed CLI's .lock and free .hold", func(t *testing.T, sd string) int {
+			h := startHolder(t, sd, "s")
+			h.killAndReap()
+			pastSettle()
+			return h.pid
+		}, want{Unknown, "Nobody on this machine holds the kernel lock"}},
+		{"a live CLI", func(t *testing.T, sd string) int {
+			return startHolder(t, sd, "s").pid
+		}, want{Live, "kernel lock"}},
+	}
+	type fsCase struct {
+		name  string
+		mount func(t *testing.T) (stateDir string, opts Options)
+	}
+	cases := []fsCase{
+		{"nfs (the type injected)", func(t *testing.T) (string, Options) { return t.TempDir(), Options{FSType: "nfs"} }},
+		{"fuse (bindfs, a real FUSE mount)", mountBindfs},
+	}
+	for _, fc := range cases {
+		for _, sc := range setups {
+			t.Run(fc.name+"/"+sc.name, func(t *testing.T) {
+				sd, opts := fc.mount(t)
+				newSession(t, sd, "s")
+				pid := sc.setup(t, sd)
+				opts.StateDir, opts.Settle, opts.Logger = sd, settle, quiet
+				e := New(opts)
+				if v := e.Vantage(); !v.Shared {
+					t.Fatalf("vantage %+v: not shared", v)
+				}
+				h := mustSession(t, e, "s").Holders[0]
+				if h.Verdict != sc.want.verdict || !strings.Contains(h.Detail, sc.want.detail) {
+					t.Errorf("%s/%s: %s; want %s mentioning %q", h.Verdict, h.Reason, h.Detail, sc.want.verdict, sc.want.detail)
+				}
+				res, err := e.Reclaim(context.Background(), ReclaimOptions{All: true})
+				if err != nil || len(res.Reclaimed) != 0 || !exists(filepath.Join(sd, "s", lockFileName(pid))) {
+					t.Fatalf("reclaimed on a shared file system: %+v %v", res, err)
+				}
+			})
+		}
+	}
+	t.Run("a bind mount is local", func(t *testing.T) {
+		needRoot(t, "mount --bind")
+		src, dst := t.TempDir(), t.TempDir()
+		if out, err := exec.Command("mount", "--bind", src, dst).CombinedOutput(); err != nil {
+			t.Skipf("mount --bind: %v %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", "-l", dst).Run() })
+		dir := newSession(t, dst, "s")
+		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+		e := newEngine(t, dst, settle)
+		if v := e.Vantage(); v.Shared {
+			t.Fatalf("vantage %+v: a bind mount of a local directory is local", v)
+		}
+		if h := mustSession(t, e, "s").Holders[0]; h.Verdict != Stale {
+			t.Errorf("%s/%s: %s", h.Verdict, h.Reason, h.Detail)
+		}
+	})
+}
+
+// mountBindfs mounts a temporary directory through bindfs, a FUSE file
+// system, and returns the mount point.
+func mountBindfs(t *testing.T) (string, Options) {
+	needRoot(t, "a FUSE mount")
+	if _, err := exec.LookPath("bindfs"); err != nil {
+		t.Skip("needs bindfs (apt install bindfs) for a real FUSE mount")
+	}
+	src, dst := t.TempDir(), t.TempDir()
+	if out, err := exec.Command("bindfs", src, dst).CombinedOutput(); err != nil {
+		t.Skipf("bindfs: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if exec.Command("fusermount", "-u", dst).Run() != nil {
+			exec.Command("umount", "-l", dst).Run()
+		}
+	})
+	return dst, Options{}
+}

@@ -1,0 +1,64 @@
+package sessionlocks
+
+// Processes in PID namespaces below this one: a CLI in a container that
+// shares ~/.copilot writes its pid as its own namespace numbers it, which
+// here is another process's pid, or nobody's.
+
+import (
+	"bytes"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// nsPIDs is a process's pid in every PID namespace it is in, from this
+// process's own namespace (first) down to its innermost (last), as the
+// NSpid line of /proc/<pid>/status lists them.
+func nsPIDs(pid int) ([]int, error) {
+	b, err := readStatus(pid)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := statusField(b, "NSpid:")
+	if !ok {
+		return []int{pid}, nil // before Linux 4.1: one namespace as far as we can tell
+	}
+	var out []int
+	for _, f := range bytes.Fields(v) {
+		n, err := strconv.Atoi(string(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// readNSIndex walks /proc and maps the innermost pid of every process in a
+// nested PID namespace to its pid here.
+func readNSIndex() (map[int][]int, error) {
+	fd, err := openNoIntr(unix.AT_FDCWD, "/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var pids []int
+	err = eachDirent(fd, make([]byte, 32<<10), func(name []byte, _ uint8) {
+		if n, err := strconv.Atoi(string(name)); err == nil && n > 0 {
+			pids = append(pids, n)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	idx := map[int][]int{}
+	for _, pid := range pids {
+		ns, err := nsPIDs(pid)
+		if err != nil || len(ns) < 2 {
+			continue
+		}
+		inner := ns[len(ns)-1]
+		idx[inner] = append(idx[inner], pid)
+	}
+	return idx, nil
+}

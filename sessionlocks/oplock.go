@@ -1,0 +1,56 @@
+package sessionlocks
+
+// The CLI's operation lock: session-state/.session-operation-locks/<id>.lock,
+// which a CLI holds (flock LOCK_EX) while it opens a session and retries
+// every ~27 ms while someone else holds it. A mutation that holds it knows
+// no CLI is opening the session.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+const opLockDir = ".session-operation-locks"
+
+// opLock takes the operation lock of session id, creating its file as the
+// CLI does if it is absent, retrying for up to opLockWait.
+func (e *Engine) opLock(ctx context.Context, id string) (release func(), err error) {
+	return e.opLockWithin(ctx, id, opLockWait)
+}
+
+// opLockWithin is opLock retrying for up to wait.
+func (e *Engine) opLockWithin(ctx context.Context, id string, wait time.Duration) (release func(), err error) {
+	path := filepath.Join(e.dir, opLockDir, id+".lock")
+	f, err := openOpLockFile(e.dir, id)
+	if err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
+		return nil, &FileError{Op: "open", Path: path, Err: err}
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := tryLock(f)
+		if err == nil {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		if !errors.Is(err, errLockBusy) {
+			f.Close()
+			return nil, &FileError{Op: "lock", Path: path, Err: err}
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w (%s, waited %s)", ErrBusy, path, wait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

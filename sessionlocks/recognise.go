@@ -1,0 +1,176 @@
+package sessionlocks
+
+// Recognising the GitHub Copilot CLI by its command line. Recognition only
+// ever decides liveness (a recognised process older than its lock is taken
+// for the lock's writer, live "verified"); it never licenses a signal.
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// isCopilot reports whether process pid, running argv, is the GitHub
+// Copilot CLI: the native binary where its installers put it (npm's
+// .../@github/copilot-<os>-<arch>/copilot, the Homebrew cask's
+// .../copilot-cli/<version>/copilot, WinGet's GitHub.Copilot package), a
+// JavaScript runtime running a script of the @github/copilot package
+// (options before the script allowed), or the agency wrapper running
+// copilot. Where argv[0] alone does not tell (a program started through
+// PATH, the install script's ~/.local/bin/copilot), pid's executable and,
+// on Linux, its main thread's name do: the native CLI's is MainThread,
+// where AWS's copilot, a Go program, keeps its own. pid 0 looks no further
+// than argv. Look-alikes are not the CLI: AWS's copilot,
+// @github/copilot-language-server.
+func isCopilot(argv []string, pid int) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	if len(argv) == 1 {
+		// One string with spaces: a process that rewrote its argv.
+		if f := strings.Fields(argv[0]); len(f) > 1 {
+			return isCopilot(f, pid)
+		}
+	}
+	arg0 := slash(argv[0])
+	if isCopilotBinary(arg0) {
+		return true
+	}
+	if name := strings.ToLower(baseName(arg0)); pid > 0 && (name == "copilot" || name == "copilot.exe") {
+		if exe := slash(procExe(pid)); exe != "" && isCopilotBinary(exe) {
+			return true
+		}
+		if procComm(pid) == "MainThread" {
+			return true
+		}
+	}
+	name := strings.ToLower(strings.TrimSuffix(strings.ToLower(baseName(arg0)), ".exe"))
+	switch {
+	case name == "agency":
+		return firstArg(argv[1:]) == "copilot" || isCopilotBinary(slash(firstArg(argv[1:])))
+	case jsRuntime.MatchString(name):
+		return runsCopilotScript(argv[1:])
+	}
+	return false
+}
+
+// jsRuntime matches the names Node, Bun and Deno go by: node, nodejs,
+// node20, node-22, nodejs18 (distributions and version managers name them
+// so), bun, deno.
+var jsRuntime = regexp.MustCompile(`^(node(js)?(-?[0-9][0-9.]*)?|bun|deno)$`)
+
+// nativePackage matches the directory of the CLI's native package,
+// @github/copilot-<os>-<arch> (copilot-linux-x64, copilot-darwin-arm64,
+// copilot-win32-x64, and a libc variant such as copilot-linux-x64-musl).
+var nativePackage = regexp.MustCompile(`^copilot-(linux|darwin|win32|freebsd)-[a-z0-9]+(-[a-z0-9]+)?$`)
+
+// isCopilotBinary reports whether path (with '/' separators) is the CLI's
+// native executable where npm or Homebrew put it.
+func isCopilotBinary(path string) bool {
+	dir, file := splitLast(path)
+	if f := strings.ToLower(file); f != "copilot" && f != "copilot.exe" {
+		return false
+	}
+	parent, pkg := splitLast(dir)
+	_, scope := splitLast(parent)
+	switch {
+	case scope == "@github" && (pkg == "copilot" || nativePackage.MatchString(pkg)):
+		return true
+	case scope == "copilot-cli" && pkg != "": // .../Caskroom/copilot-cli/<version>/copilot
+		return true
+	case strings.HasPrefix(strings.ToLower(pkg), "github.copilot_") && strings.EqualFold(scope, "packages"): // WinGet
+		return true
+	}
+	return false
+}
+
+// inCopilotPackage reports whether path is a file inside the @github/copilot
+// package: .../@github/copilot/npm-loader.js, .../@github/copilot/index.js.
+func inCopilotPackage(path string) bool {
+	return strings.Contains(slash(path), "/@github/copilot/")
+}
+
+// valueOptions are the runtime options whose value is the next argument;
+// the script comes after them.
+var valueOptions = map[string]bool{
+	"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true,
+	"-C": true, "--conditions": true, "--env-file": true, "--title": true, "--inspect-port": true,
+	"--input-type": true, "--cpu-prof-dir": true, "--heap-prof-dir": true, "--diagnostic-dir": true,
+	"--redirect-warnings": true, "--openssl-config": true, "--icu-data-dir": true,
+}
+
+// runsCopilotScript reports whether a runtime's arguments run a script of
+// the @github/copilot package. The script is the first argument that is not
+// an option or an option's value; a bare word after an option the table
+// does not know (node -W ignore script.js) is taken for that option's value,
+// once, if what follows it is the script. A script that is a link (npm's
+// bin/copilot) is followed to what it names.
+func runsCopilotScript(args []string) bool {
+	skipped := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return isCopilotScript(args[i+1])
+			}
+			return false
+		case valueOptions[a]:
+			i++
+			continue
+		case strings.HasPrefix(a, "-"):
+			continue
+		case a == "run" && i == 0: // deno run, bun run
+			continue
+		}
+		if isCopilotScript(a) {
+			return true
+		}
+		if skipped || i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.ContainsAny(a, `/\`) {
+			return false
+		}
+		skipped = true
+	}
+	return false
+}
+
+// isCopilotScript reports whether a runtime's script argument is in the
+// @github/copilot package, directly or through a link (npm's global bin).
+func isCopilotScript(a string) bool {
+	if inCopilotPackage(a) {
+		return true
+	}
+	if base := strings.ToLower(baseName(a)); base != "copilot" && base != "copilot.js" || !filepath.IsAbs(a) {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(a)
+	return err == nil && inCopilotPackage(real)
+}
+
+// firstArg is the first argument that is not an option.
+func firstArg(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+func slash(p string) string { return strings.ReplaceAll(p, `\`, "/") }
+
+// splitLast splits a '/'-separated path at its last separator.
+func splitLast(p string) (dir, last string) {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i], p[i+1:]
+	}
+	return "", p
+}
+
+// baseName splits on both separators: a Windows command line seen on any OS.
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,132 @@
+package sessionlocks
+
+// Signalling the proven owner of a session, and only it. The pidfd is opened
+// first and everything is verified after: its start time and command line
+// (pid reuse), its executable (an exec since it was judged), and the
+// kernel's lock table still naming it for the file the proof rests on. A
+// signal sent through that pidfd cannot reach another process, whatever
+// happens to the pid meanwhile.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// target is an owner with a pidfd open on it.
+type target struct {
+	pid int
+	fd  int
+}
+
+// openOwner opens a pidfd on o and verifies that it is still o.
+func openOwner(o *Owner) (*target, error) {
+	fd, err := unix.PidfdOpen(o.PID, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return nil, fmt.Errorf("pid %d has exited", o.PID)
+	case errors.Is(err, unix.ENOSYS):
+		return nil, errors.New("this kernel has no pidfd (Linux 5.3 or later), without which a signal could reach a process that reused the pid")
+	case err != nil:
+		return nil, fmt.Errorf("pidfd_open %d: %w", o.PID, err)
+	}
+	t := &target{pid: o.PID, fd: fd}
+	if err := t.verify(o); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// verify checks, with the pidfd open, that the process is still the owner.
+// The checks read /proc by pid; the pidfd's signal 0 afterwards says they
+// read the pidfd's own process, not one that reused the pid since.
+func (t *target) verify(o *Owner) error {
+	p := readProc(o.PID)
+	switch {
+	case p.state != procAlive:
+		return fmt.Errorf("pid %d is no longer running", o.PID)
+	case !SameStart(p.start, o.StartedAt):
+		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
+	case !slices.Equal(p.argv, o.argv):
+		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
+	}
+	if o.exe.exists() {
+		if exe := procExeID(o.PID); exe.dev != o.exe.dev || exe.ino != o.exe.ino {
+			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
+		}
+	}
+	if o.openFile {
+		if !hasOpen(o.PID, o.file) {
+			return fmt.Errorf("pid %d no longer has open the file that proved it the owner", o.PID)
+		}
+	} else {
+		k, err := readKernelLocks()
+		if err != nil {
+			return fmt.Errorf("cannot read the kernel's lock table again: %w", err)
+		}
+		held := false
+		for _, l := range k.on(o.file) {
+			if l.pid == o.PID && l.kind == lockFlock && l.write {
+				held = true
+			}
+		}
+		if !held {
+			return fmt.Errorf("pid %d no longer holds the lock that proved it the owner", o.PID)
+		}
+	}
+	if err := unix.PidfdSendSignal(t.fd, 0, nil, 0); err != nil {
+		return fmt.Errorf("pid %d has exited", o.PID)
+	}
+	return nil
+}
+
+func (t *target) signal(sig unix.Signal) error { return unix.PidfdSendSignal(t.fd, sig, nil, 0) }
+
+func (t *target) terminate() error { return t.signal(unix.SIGTERM) }
+
+func (t *target) kill() error { return t.signal(unix.SIGKILL) }
+
+func (t *target) close() { unix.Close(t.fd) }
+
+// awaitExits waits until every target has exited or deadline passes, and
+// returns the pids that exited. A pidfd polls readable once its process
+// has exited (a zombie counts).
+func awaitExits(ts []*target, deadline time.Time) map[int]bool {
+	exited := map[int]bool{}
+	for {
+		var fds []unix.PollFd
+		var waiting []*target
+		for _, t := range ts {
+			if !exited[t.pid] {
+				fds = append(fds, unix.PollFd{Fd: int32(t.fd), Events: unix.POLLIN})
+				waiting = append(waiting, t)
+			}
+		}
+		if len(fds) == 0 {
+			return exited
+		}
+		wait := time.Until(deadline)
+		if wait < 0 {
+			wait = 0
+		}
+		n, err := unix.Poll(fds, int(min(wait, time.Hour).Milliseconds()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return exited
+		}
+		for i, f := range fds {
+			if f.Revents != 0 {
+				exited[waiting[i].pid] = true
+			}
+		}
+		if n == 0 && !time.Now().Before(deadline) {
+			return exited
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package sessionlocks
+
+// How far the state dir's file system stamps times from this machine's
+// clock. A lock's mtime comes from the clock of whoever wrote the file (an
+// NFS server's, say), a process's start time from ours: a CLI is taken for
+// a reused pid only if it started later than both clocks can explain.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// cliClockTolerance is how much later than its lock a process that looks
+// like the CLI may seem to have started and still be taken for the lock's
+// writer: clocks that disagree by seconds (a server's, a clock stepped
+// before this process started, a VM resumed from sleep) must not make a
+// live CLI's lock stale, and a false "live" only costs a prompt.
+const cliClockTolerance = 60 * time.Second
+
+// skewTTL is how long a measured skew is reused.
+const skewTTL = 10 * time.Minute
+
+type skewCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	skew time.Duration
+}
+
+// cliTolerance is cliClockTolerance, or the state dir's measured skew if
+// that is larger. It is measured (a file created and removed in the state
+// dir) only when a verdict depends on it, and then at most every skewTTL.
+func (e *Engine) cliTolerance() time.Duration {
+	c := &e.skew
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); c.at.IsZero() || now.Sub(c.at) > skewTTL {
+		d, err := measureSkew(e.dir)
+		if err != nil {
+			e.log.Debug("cannot measure the state dir's clock skew", "err", err)
+		}
+		c.skew, c.at = d, now
+	}
+	return max(cliClockTolerance, c.skew)
+}
+
+// measureSkew creates a file in dir and compares its modification time
+// with the local clock read around its creation.
+func measureSkew(dir string) (time.Duration, error) {
+	var r [8]byte
+	rand.Read(r[:])
+	name := filepath.Join(dir, ".sessionlocks-clock-"+hex.EncodeToString(r[:]))
+	before := time.Now()
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	after := time.Now()
+	fi, err := f.Stat()
+	f.Close()
+	os.Remove(name)
+	if err != nil {
+		return 0, err
+	}
+	mid := before.Add(after.Sub(before) / 2)
+	d := fi.ModTime().Sub(mid)
+	if d < 0 {
+		d = -d
+	}
+	return d, nil
+}

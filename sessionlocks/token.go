@@ -1,0 +1,91 @@
+package sessionlocks
+
+// The precondition a decision carries: which holders the user saw. A
+// canResume answer names its session's live and unknown holders in a token;
+// forceResume with that token proceeds only if every live or unknown holder
+// it finds under the operation lock is one the token names. A CLI that
+// opened the session after the user decided is then never removed for it.
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"strconv"
+	"strings"
+)
+
+// tokenEntries bounds the holders a token lists one by one; a session with
+// more live or unknown holders gets a token that names them as a whole.
+const tokenEntries = 64
+
+// Token names s's live and unknown holders, for Admits. Stale holders are
+// not named: removing them is what reclaiming does anyway, and one that has
+// come alive since is then not in the token.
+func Token(s Session) string {
+	var entries []string
+	for _, h := range s.Holders {
+		if h.Verdict != Stale {
+			entries = append(entries, holderEntry(s.ID, h))
+		}
+	}
+	if len(entries) > tokenEntries {
+		sum := sha256.Sum256([]byte(strings.Join(entries, ",")))
+		return "v1s:" + base64.RawURLEncoding.EncodeToString(sum[:12])
+	}
+	return "v1:" + strings.Join(entries, ",")
+}
+
+// Admits reports whether every live or unknown holder of s is named by
+// token, which Token made from an earlier judgement of s. A malformed token
+// admits nothing.
+func Admits(token string, s Session) bool {
+	var mine []string
+	for _, h := range s.Holders {
+		if h.Verdict != Stale {
+			mine = append(mine, holderEntry(s.ID, h))
+		}
+	}
+	switch {
+	case strings.HasPrefix(token, "v1:"):
+		if len(mine) == 0 {
+			return true
+		}
+		named := map[string]bool{}
+		for _, e := range strings.Split(token[len("v1:"):], ",") {
+			named[e] = true
+		}
+		for _, e := range mine {
+			if !named[e] {
+				return false
+			}
+		}
+		return true
+	case strings.HasPrefix(token, "v1s:"):
+		// Named as a whole: only the very same set of holders.
+		return Token(s) == token
+	}
+	return false
+}
+
+// ValidToken reports whether token is in a form Token makes.
+func ValidToken(token string) bool {
+	return strings.HasPrefix(token, "v1:") || strings.HasPrefix(token, "v1s:")
+}
+
+// holderEntry names one holder by its session, pid and the identity of its
+// .lock (its .hold's, for a .hold alone): a CLI that rewrites or re-creates
+// the file, or reuses the pid, is another holder.
+func holderEntry(session string, h Holder) string {
+	f := h.lockID
+	if !f.exists() {
+		f = h.holdID
+	}
+	var b [8 * 5]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(h.PID))
+	binary.LittleEndian.PutUint64(b[8:], f.dev)
+	binary.LittleEndian.PutUint64(b[16:], f.ino)
+	binary.LittleEndian.PutUint64(b[24:], uint64(f.msec))
+	binary.LittleEndian.PutUint64(b[32:], uint64(f.mnsec))
+	sum := sha256.Sum256(append([]byte(session+"\x00"), b[:]...))
+	return strconv.Itoa(h.PID) + "." + base64.RawURLEncoding.EncodeToString(sum[:9])
+}

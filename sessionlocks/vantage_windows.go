@@ -1,0 +1,32 @@
+package sessionlocks
+
+import (
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/windows"
+)
+
+// Windows has no PID namespaces a desktop app runs in.
+func nestedPIDNamespace() bool { return false }
+
+// fsType: a UNC path (\\server\share) or a drive Windows calls remote is a
+// network share.
+func fsType(dir string) (string, bool, error) {
+	vol := filepath.VolumeName(dir)
+	if strings.HasPrefix(vol, `\\`) {
+		return "smb", true, nil
+	}
+	root, err := windows.UTF16PtrFromString(vol + `\`)
+	if err != nil {
+		return "", false, err
+	}
+	if windows.GetDriveType(root) == windows.DRIVE_REMOTE {
+		return "smb", true, nil
+	}
+	var name [windows.MAX_PATH + 1]uint16
+	if err := windows.GetVolumeInformation(root, nil, 0, nil, nil, nil, &name[0], uint32(len(name))); err != nil {
+		return "", false, err
+	}
+	return strings.ToLower(windows.UTF16ToString(name[:])), false, nil
+}

@@ -33,6 +33,13 @@ type ClientOptions struct {
 	WrapPipes func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser)
 	// Logger receives warnings about unexpected input; nil means slog.Default().
 	Logger *slog.Logger
+	// OnLateAnswer, if set, receives the answer to a call whose ctx ended
+	// before it came (Call had returned ctx.Err()): -32800 when the request
+	// had done nothing, its result when it had already begun to act (a
+	// forceResume or reclaimStale then finishes and says what it did).
+	// Without it such an answer is logged, never dropped unseen. It runs on
+	// the read loop.
+	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
 // A Client speaks JSON-RPC to a sessionlocks server with the same codec the
@@ -46,10 +53,12 @@ type Client struct {
 	stream *Stream
 	log    *slog.Logger
 	onNote func(method string, params json.RawMessage)
+	onLate func(method string, result json.RawMessage, err *Error)
 	nextID atomic.Uint64
 
 	mu      sync.Mutex
 	pending map[uint64]chan *message
+	late    map[uint64]string // calls given up on (ctx ended), by id: their method
 	closed  bool
 	done    chan struct{}
 }
@@ -86,7 +95,9 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 		}),
 		log:     log,
 		onNote:  opts.OnNotification,
+		onLate:  opts.OnLateAnswer,
 		pending: map[uint64]chan *message{},
+		late:    map[uint64]string{},
 		done:    make(chan struct{}),
 	}
 	go c.read()
@@ -118,12 +129,17 @@ func (c *Client) read() {
 			c.mu.Lock()
 			ch := c.pending[id]
 			delete(c.pending, id)
+			method, late := c.late[id]
+			delete(c.late, id)
 			c.mu.Unlock()
-			if ch == nil {
+			switch {
+			case late:
+				c.lateAnswer(method, m)
+			case ch == nil:
 				c.log.Warn("ignoring an answer to no pending call", "id", string(m.ID))
-				continue
+			default:
+				ch <- m
 			}
-			ch <- m
 		}
 	}
 }
@@ -167,7 +183,8 @@ var ErrClosed = jsonrpc2.ErrClosed
 // params may be nil (no params member), a struct, a map or a json.RawMessage.
 // An error answer is returned as *Error; a closed connection as ErrClosed.
 // When ctx ends first, Call sends $/cancelRequest for the request and
-// returns ctx.Err().
+// returns ctx.Err(); the server's answer, when it comes, goes to
+// ClientOptions.OnLateAnswer.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	id := c.nextID.Add(1) // from 1: the omitempty id above is never dropped
 	ch := make(chan *message, 1)
@@ -198,11 +215,29 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		}
 		return json.Unmarshal(m.Result, result)
 	case <-ctx.Done():
-		c.forget(id)
-		// Best effort: the server stops work nobody is waiting for.
+		// The server is told, and its answer still comes: to OnLateAnswer.
+		c.mu.Lock()
+		if _, ok := c.pending[id]; ok {
+			delete(c.pending, id)
+			c.late[id] = method
+		}
+		c.mu.Unlock()
 		c.Notify(context.Background(), NotifyCancelRequest, map[string]uint64{"id": id})
 		return ctx.Err()
 	}
+}
+
+// lateAnswer hands the answer to a call given up on to OnLateAnswer.
+func (c *Client) lateAnswer(method string, m *message) {
+	if c.onLate != nil {
+		c.onLate(method, m.Result, m.Error)
+		return
+	}
+	if m.Error != nil {
+		c.log.Info("late answer to a cancelled call", "method", method, "code", m.Error.Code, "message", m.Error.Message)
+		return
+	}
+	c.log.Warn("late answer to a cancelled call: it had already acted", "method", method, "result", string(m.Result))
 }
 
 func (c *Client) forget(id uint64) {

@@ -181,6 +181,9 @@ func unknownMember(path, name string, fields []fieldInfo) error {
 	best, bestDist := "", 3
 	for i, f := range fields {
 		known[i] = f.name
+		if len(name) > len(f.name)+bestDist {
+			continue // no near miss, and the distance would cost its length
+		}
 		d := editDistance(strings.ToLower(name), strings.ToLower(f.name))
 		if strings.EqualFold(name, f.name) {
 			d = 0
@@ -196,7 +199,7 @@ func unknownMember(path, name string, fields []fieldInfo) error {
 	if best != "" {
 		hint = fmt.Sprintf("did you mean %q?", best)
 	}
-	return paramsError(join(path, name), "unknown parameter (%s)", hint)
+	return paramsError(join(path, clipString(name, maxEcho)), "unknown parameter (%s)", hint)
 }
 
 // editDistance is the Levenshtein distance, for "did you mean".

@@ -384,6 +384,8 @@ type StatusResult struct {
 	Cache CacheStatus `json:"cache"`
 	// Platform names the operating system and architecture.
 	Platform Platform `json:"platform"`
+	// LogDropped counts the log lines dropped because nobody read the log (a stderr pipe never read); absent when none.
+	LogDropped uint64 `json:"logDropped,omitempty"`
 }
 
 // SessionsChangedParams are the parameters of the sessionsChanged notification.
@@ -496,6 +498,9 @@ type Method struct {
 	// ordered answers are never sent after a sessionsChanged that is newer
 	// than they are (see handler.serve).
 	ordered bool
+	// acts marks a method that changes the state dir: once it has acted,
+	// its answer says what it did even if it was cancelled meanwhile.
+	acts bool
 }
 
 // Notification describes one notification of the protocol.
@@ -532,14 +537,14 @@ var Methods = []Method{
 		"Judges one session afresh (never from the cache) and says whether the IDE may resume it without asking.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
 		(*Server).canResume),
-	method(MethodReclaimStale,
+	acts(method(MethodReclaimStale,
 		"Removes the lock files of stale holders (never live or unknown ones) in the named sessions, or in all of them.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
-		(*Server).reclaimStale),
-	method(MethodForceResume,
+		(*Server).reclaimStale)),
+	acts(method(MethodForceResume,
 		"Removes the holders' lock files of one session, after the user chose to take it over; with terminate, first asks the processes proven to hold it to exit.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged, ErrorRequestCancelled},
-		(*Server).forceResume),
+		(*Server).forceResume)),
 	method(MethodStatus,
 		"Reports the server's version, state directory, watcher, cache and platform.",
 		nil,

@@ -64,6 +64,9 @@ type Options struct {
 	// Trace, if set, sees every message body read or written. It must not
 	// retain body: answer buffers are reused.
 	Trace func(in bool, body []byte)
+	// LogDropped, if set, counts the log lines dropped because nobody read
+	// the log; status reports it.
+	LogDropped func() uint64
 
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
@@ -157,7 +160,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, slots: make(chan struct{}, maxInflight)}
+	h := newHandler(s)
 	stream := NewStream(rwc, StreamOptions{
 		MaxMessageSize: s.opts.MaxMessageSize,
 		Logger:         s.log,
@@ -202,6 +205,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	select {
 	case <-conn.DisconnectNotify():
 		s.log.Debug("input closed")
+	case <-stream.Broken():
+		s.log.Info("output closed; nobody reads the answers any more", "error", stream.BrokenErr())
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -218,92 +223,6 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		}
 	}
 	return err
-}
-
-// handler dispatches requests. Handle runs on jsonrpc2's read loop, so it
-// registers each request's cancel function before the next message is read
-// (a $/cancelRequest can never overtake the request it cancels) and then
-// runs the request on its own goroutine, like jsonrpc2.AsyncHandler: a slow
-// reclaim does not hold up canResume.
-type handler struct {
-	s       *Server
-	stream  *Stream
-	mu      sync.Mutex
-	running map[jsonrpc2.ID]*inflight
-	wg      sync.WaitGroup
-	seq     uint64
-	slots   chan struct{}
-
-	// order is held while a notification is written, and while an ordered
-	// answer (listSessions) checks that none was written since it was
-	// begun and is written; noted counts notifications written.
-	order sync.Mutex
-	noted atomic.Uint64
-}
-
-// maxInflight bounds the requests running at once. The IDE sends a handful;
-// the goal is that 2,000 at once are all answered, which this leaves room for.
-const maxInflight = 4096
-
-type inflight struct {
-	cancel context.CancelFunc
-	seq    uint64
-}
-
-func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Method == NotifyCancelRequest {
-		h.cancelRequest(req)
-		if !req.Notif {
-			// Sent as a request by mistake: answer, or the client waits forever.
-			msg, _ := appendResult(req.ID, []byte("null"))
-			h.stream.writeFrame(msg)
-		}
-		return
-	}
-	m := lookup(req.Method)
-	if req.Notif {
-		if m == nil {
-			h.s.log.Debug("ignoring unknown notification", "method", req.Method)
-			return
-		}
-		// A known method sent without an id still runs; its answer is dropped.
-	}
-	// Backpressure for a client that sends faster than it reads answers:
-	// past maxInflight the read loop waits instead of piling up goroutines.
-	select {
-	case h.slots <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	h.mu.Lock()
-	h.seq++
-	seq := h.seq
-	if !req.Notif {
-		h.running[req.ID] = &inflight{cancel: cancel, seq: seq}
-	}
-	h.mu.Unlock()
-	h.wg.Add(1)
-	run := func() {
-		defer func() { <-h.slots }()
-		defer h.wg.Done()
-		defer h.finish(req.ID, seq, cancel)
-		h.serve(rctx, conn, req, m)
-	}
-	if h.s.opts.sequential {
-		run()
-	} else {
-		go run()
-	}
-}
-
-func (h *handler) finish(id jsonrpc2.ID, seq uint64, cancel context.CancelFunc) {
-	cancel()
-	h.mu.Lock()
-	if f := h.running[id]; f != nil && f.seq == seq {
-		delete(h.running, id)
-	}
-	h.mu.Unlock()
 }
 
 func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
@@ -363,13 +282,17 @@ type answer struct {
 	msg    []byte
 	pooled *[]byte // msg is in it, with frameRoom bytes in front for writeFramed
 	log    *slog.Logger
+	slot   chan struct{} // the encoding slot it holds (see handler.encoding), or nil
 }
 
-// release returns a pooled answer's buffer unsent.
+// release returns a pooled answer's buffer unsent, and its encoding slot.
 func (a answer) release() {
 	if a.pooled != nil && cap(a.msg) <= maxPooledMsg {
 		*a.pooled = a.msg[:0]
 		msgBufs.Put(a.pooled)
+	}
+	if a.slot != nil {
+		<-a.slot
 	}
 }
 
@@ -381,6 +304,24 @@ func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) 
 	// ms is the call alone; the answer's encoding (for listSessions also
 	// the cutting of a delta) comes after it and is logged as encodeMs, so
 	// whoever reads a slow listing off the log sees which half was slow.
+	// Encoded only when fewer than maxUnwritten answers wait to be
+	// written: a client that stops reading costs waiting requests, not
+	// megabytes of answers each.
+	var slot chan struct{}
+	if err == nil {
+		done := ctx.Done()
+		if m != nil && m.acts {
+			done = nil // it acted: its answer says what it did, cancelled or not
+		}
+		select {
+		case h.encoding <- struct{}{}:
+			slot = h.encoding
+		case <-done:
+			// A read cancelled while its answer waited: it answers
+			// "cancelled", which is small.
+			err = ctx.Err()
+		}
+	}
 	encoding := time.Now()
 	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", millis(encoding.Sub(start)))
 	var body, msg []byte
@@ -410,14 +351,14 @@ func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) 
 		}
 		if msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"}); err != nil {
 			log.Error("encoding the error answer failed", "error", err)
-			return answer{log: log}
+			return answer{log: log, slot: slot}
 		}
-		return answer{msg: msg, log: log}
+		return answer{msg: msg, log: log, slot: slot}
 	}
 	if pooled == nil {
 		if msg, err = appendResult(req.ID, body); err != nil {
 			log.Error("encoding the answer failed", "error", err)
-			return answer{log: log}
+			return answer{log: log, slot: slot}
 		}
 	}
 	size := len(msg)
@@ -425,21 +366,20 @@ func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) 
 		size -= frameRoom
 	}
 	log.Debug("request answered", "bytes", size, "encodeMs", millis(time.Since(encoding)))
-	return answer{msg: msg, pooled: pooled, log: log}
+	return answer{msg: msg, pooled: pooled, log: log, slot: slot}
 }
 
-// send writes an answer and gives its buffer back.
+// send writes an answer and gives its buffer and encoding slot back.
 func (h *handler) send(a answer) {
 	var err error
 	switch {
 	case a.msg == nil:
-		return
 	case a.pooled != nil:
 		err = h.stream.writeFramed(a.msg)
-		a.release()
 	default:
 		err = h.stream.writeFrame(a.msg)
 	}
+	a.release()
 	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
 		a.log.Warn("sending the answer failed", "error", err)
 	}
@@ -532,52 +472,6 @@ func wireErr(ctx context.Context, err error) *Error {
 	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
 }
 
-func (h *handler) cancelRequest(req *jsonrpc2.Request) {
-	var p CancelParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		h.s.log.Warn("ignoring malformed $/cancelRequest", "error", err)
-		return
-	}
-	var id jsonrpc2.ID
-	if err := json.Unmarshal(p.ID, &id); err != nil {
-		h.s.log.Warn("ignoring $/cancelRequest with a bad id", "id", string(p.ID))
-		return
-	}
-	h.mu.Lock()
-	f := h.running[id]
-	h.mu.Unlock()
-	if f != nil {
-		h.s.log.Debug("cancelling request", "id", id.String())
-		f.cancel()
-	}
-}
-
-func (h *handler) cancelAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, f := range h.running {
-		f.cancel()
-	}
-}
-
-// drain waits up to d for running requests to finish, then cancels the rest
-// and gives them a moment to answer "cancelled".
-func (h *handler) drain(d time.Duration) {
-	done := make(chan struct{})
-	go func() { h.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return
-	case <-time.After(d):
-	}
-	h.s.log.Warn("input closed with requests still running; cancelling them")
-	h.cancelAll()
-	select {
-	case <-done:
-	case <-time.After(100 * time.Millisecond):
-	}
-}
-
 func lookup(name string) *Method {
 	for i := range Methods {
 		if Methods[i].Name == name {
@@ -592,13 +486,18 @@ func methodNotFound(name string) *Error {
 	best, bestDist := "", 4
 	for i, m := range Methods {
 		names[i] = m.Name
+		// A name far longer than any method is no near miss, and the edit
+		// distance costs its length times theirs.
+		if len(name) > len(m.Name)+bestDist {
+			continue
+		}
 		d := editDistance(strings.ToLower(name), strings.ToLower(m.Name))
 		if d < bestDist {
 			best, bestDist = m.Name, d
 		}
 	}
 	sort.Strings(names)
-	msg := fmt.Sprintf("method %q not found", name)
+	msg := fmt.Sprintf("method %q not found", clipString(name, maxEcho))
 	if best != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", best)
 	} else {
@@ -611,6 +510,12 @@ func methodNotFound(name string) *Error {
 // of the sessions from.
 func ordered(m Method) Method {
 	m.ordered = true
+	return m
+}
+
+// acts marks m as a method that changes the state dir.
+func acts(m Method) Method {
+	m.acts = true
 	return m
 }
 
@@ -804,11 +709,18 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 		},
 		Platform: Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
 	}
+	if f := s.opts.LogDropped; f != nil {
+		st.LogDropped = f()
+	}
 	if w := s.opts.Watcher; w != nil && st.Watching {
 		st.Watch = wireWatch(w.Stats())
 	}
 	return st, nil
 }
+
+// maxEcho bounds what an error message repeats of a name the client sent:
+// enough to recognise it, not an 8 MB echo.
+const maxEcho = 64
 
 // clipString shortens s for an error message.
 func clipString(s string, n int) string {

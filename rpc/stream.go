@@ -94,6 +94,15 @@ type Stream struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	broken     chan struct{} // closed when a write fails: the peer stopped reading for good
+	brokenOnce sync.Once
+	brokenErr  error
+
+	// resync is set after a header block that could not be read: the next
+	// frame begins at the next "Content-Length:", wherever it is (a body
+	// need not end in a newline, so the next header may begin mid-line).
+	resync bool
+
 	wmu  sync.Mutex
 	wbuf []byte
 }
@@ -110,6 +119,7 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
 		max:      opts.MaxMessageSize,
 		detected: make(chan struct{}),
 		closed:   make(chan struct{}),
+		broken:   make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -278,8 +288,22 @@ func (s *Stream) readHeaderFrame() ([]byte, error) {
 	problem := ""
 	total := 0
 	started := false
+	var first []byte // the header line a resynchronisation found
+	if s.resync {
+		s.resync = false
+		rest, err := s.skipToContentLength()
+		if err != nil {
+			return nil, err
+		}
+		first = append([]byte("Content-Length:"), rest...)
+	}
 	for {
-		line, n, err := s.readHeaderLine()
+		line, n, err := first, len(first), error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			line, n, err = s.readHeaderLine()
+		}
 		if err != nil {
 			if err == io.EOF && (started || n > 0) {
 				err = io.ErrUnexpectedEOF
@@ -319,10 +343,14 @@ func (s *Stream) readHeaderFrame() ([]byte, error) {
 		}
 	}
 	if problem != "" {
-		return nil, &wireError{code: CodeParseError, msg: "parse error: " + problem}
+		// Where this block's body ends is not known: read on from the next
+		// header, losing at worst this one frame.
+		s.resync = true
+		return nil, &wireError{code: CodeParseError, msg: "parse error: " + problem + "; the stream goes on at the next Content-Length header"}
 	}
 	if length < 0 {
-		return nil, &wireError{code: CodeParseError, msg: "parse error: header block without a Content-Length header"}
+		s.resync = true
+		return nil, &wireError{code: CodeParseError, msg: "parse error: header block without a Content-Length header; the stream goes on at the next Content-Length header"}
 	}
 	if length > s.max {
 		// Discard the body as it streams past: the advertised length may be
@@ -346,6 +374,34 @@ func (s *Stream) readHeaderFrame() ([]byte, error) {
 		return nil, err
 	}
 	return body, nil
+}
+
+// contentLength is what resynchronisation looks for, lower case.
+const contentLength = "content-length:"
+
+// skipToContentLength discards input up to and including the next
+// "Content-Length:" (in any case), and returns the rest of its line.
+func (s *Stream) skipToContentLength() ([]byte, error) {
+	matched := 0
+	for {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		c := b | 0x20 // lower case for letters; ':' and '-' are unchanged
+		switch {
+		case c == contentLength[matched]:
+			matched++
+		case c == contentLength[0]:
+			matched = 1
+		default:
+			matched = 0
+		}
+		if matched == len(contentLength) {
+			line, _, err := s.readHeaderLine()
+			return line, err
+		}
+	}
 }
 
 // readHeaderLine returns the start of one header line (up to 1 KiB, enough
@@ -486,7 +542,14 @@ func checkID(raw json.RawMessage, present bool) (json.RawMessage, string) {
 	}
 	switch jsonKind(raw) {
 	case "string":
-		return raw, ""
+		// Echoed through encoding/json, which writes invalid UTF-8 as
+		// U+FFFD: an answer is always valid UTF-8, whatever came in.
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, `"id" is not a valid JSON string`
+		}
+		id, _ := json.Marshal(s)
+		return id, ""
 	case "number":
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= 0 {
 			return raw, ""
@@ -609,7 +672,26 @@ func (s *Stream) write(room, data []byte) error {
 		s.opts.Trace(false, data)
 	}
 	_, err := s.rwc.Write(b)
+	if err != nil {
+		// EPIPE and its kin: nobody will read an answer again.
+		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
+	}
 	return err
+}
+
+// Broken is closed once a write has failed (the peer closed its end of the
+// output, EPIPE): a server then has no one to answer and stops, as it
+// does when its input ends.
+func (s *Stream) Broken() <-chan struct{} { return s.broken }
+
+// BrokenErr is the write error that closed Broken.
+func (s *Stream) BrokenErr() error {
+	select {
+	case <-s.broken:
+		return s.brokenErr
+	default:
+		return nil
+	}
 }
 
 func appendHeader(b []byte, n int) []byte {

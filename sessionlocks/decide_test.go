@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -189,12 +188,25 @@ func TestCancelledForceDoesNothing(t *testing.T) {
 		startHolder(t, sd, "s")
 		holdOpLock(t, sd, "s")
 		e := newEngine(t, sd, settle)
-		go e.Force(context.Background(), "s", ForceOptions{}) // waits for the operation lock, holding the session
-		time.Sleep(20 * time.Millisecond)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if _, err := e.Force(ctx, "s", ForceOptions{}); !errors.Is(err, context.Canceled) {
-			t.Fatalf("Force = %v, want context.Canceled at once", err)
+		// The first Force holds the session while it waits (half a second)
+		// for the operation lock flock(1) holds; the second, cancelled, must
+		// return without waiting for it.
+		order := make(chan string, 2)
+		e.beforeOpLock = func() {
+			e.beforeOpLock = nil
+			go func() {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				if _, err := e.Force(ctx, "s", ForceOptions{}); !errors.Is(err, context.Canceled) {
+					t.Errorf("Force = %v, want context.Canceled", err)
+				}
+				order <- "cancelled"
+			}()
+		}
+		e.Force(context.Background(), "s", ForceOptions{})
+		order <- "first"
+		if first := <-order; first != "cancelled" {
+			t.Fatal("a cancelled Force waited for the one before it to finish")
 		}
 	})
 	t.Run("cancelled once it has signalled: it finishes and says what it did", func(t *testing.T) {
@@ -293,35 +305,19 @@ func TestOperationLockDirSwappedForASymlink(t *testing.T) {
 			t.Fatalf("created %s outside the state dir", ents[0].Name())
 		}
 	})
-	t.Run("swapped back and forth while Force runs", func(t *testing.T) {
-		newSession(t, sd, "r")
-		e := newEngine(t, sd, settle)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			aside := ops + ".real"
-			for {
-				select {
-				case <-stop:
-					os.Remove(ops)
-					return
-				default:
-				}
-				os.MkdirAll(ops, 0o700)
-				os.Rename(ops, aside)
-				os.Symlink(outside, ops)
-				os.Remove(ops)
-				os.Rename(aside, ops)
-			}
-		}()
-		for i := 0; i < 300; i++ {
-			writeLock(t, filepath.Join(sd, "r"), deadPID(t), time.Now().Add(-time.Minute))
-			e.Force(context.Background(), "r", ForceOptions{})
+	t.Run("swapped for a symlink after it was found", func(t *testing.T) {
+		dir := newSession(t, sd, "r")
+		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
+		testHookOpLockDir = func(path string) {
+			os.RemoveAll(path)
+			os.Symlink(outside, path)
 		}
-		close(stop)
-		wg.Wait()
+		t.Cleanup(func() { testHookOpLockDir = nil; os.Remove(ops) })
+		_, err := newEngine(t, sd, settle).Force(context.Background(), "r", ForceOptions{})
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("Force = %v, want a FileError", err)
+		}
 		if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 			t.Fatalf("created %s outside the state dir", ents[0].Name())
 		}

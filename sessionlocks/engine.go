@@ -67,6 +67,9 @@ type Engine struct {
 	// beforeSignal, when set (tests), runs after an owner was proven and
 	// before its pidfd is opened and it is verified again.
 	beforeSignal func(*Owner)
+	// beforeOpLock, when set (tests), runs when a mutation holds the
+	// session's mutex and is about to take its operation lock.
+	beforeOpLock func()
 
 	// lastList is the last listing, while it may stand for the next one.
 	lastList atomic.Pointer[listCache]

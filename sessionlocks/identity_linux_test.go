@@ -24,7 +24,8 @@ import (
 
 func init() {
 	helpers["force-terminate"] = helperForceTerminate
-	helpers["thread-of-init"] = helperThreadOfInit
+	helpers["thread-of-self"] = helperThreadOfSelf
+	helpers["thread-of-parent"] = helperThreadOfParent
 	helpers["judge"] = helperJudge
 }
 
@@ -85,84 +86,144 @@ func needRoot(t *testing.T, what string) {
 // namespace dies with unshare.
 var unsharePID = []string{"unshare", "--pid", "--fork", "--kill-child", "--mount-proc"}
 
+// copilotLink is the test binary under the path npm gives the CLI, so that
+// a helper run through it looks like the Copilot CLI to every check but
+// one: what the kernel says of the pid a lock names.
+func copilotLink(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "node_modules", "@github", "copilot-linux-x64", "copilot")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.Symlink(os.Args[0], p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A lock named with a thread id, written by a CLI-looking process whose
+// thread it is, and old enough to judge: kill(tid) would signal the whole
+// thread group, here the sidecar, its parent, or the init of a PID
+// namespace. Each helper reports "ok" if no SIGTERM reached it.
 func TestThreadIDIsNotAProcess(t *testing.T) {
-	t.Run("a thread of this sidecar", func(t *testing.T) {
-		sd := t.TempDir()
-		dir := newSession(t, sd, "s")
-		tid := aThreadOf(t, os.Getpid())
-		writeLock(t, dir, tid, time.Now().Add(-time.Minute))
-		check := noSIGTERMBefore(t)
-		e := newEngine(t, sd, settle)
-		h := mustSession(t, e, "s").Holders[0]
-		if h.Verdict != Stale || h.Reason != ReasonProcessExited || !strings.Contains(h.Detail, fmt.Sprintf("thread of pid %d", os.Getpid())) {
-			t.Errorf("verdict %s/%s: %s; want stale/process-exited naming the thread's process", h.Verdict, h.Reason, h.Detail)
-		}
-		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Signalled) != 0 || !check() {
-			t.Fatalf("a thread of the sidecar was signalled: %v", res.Signalled)
-		}
-	})
-	t.Run("a thread of the sidecar's parent", func(t *testing.T) {
-		sd := t.TempDir()
-		dir := newSession(t, sd, "s")
-		writeLock(t, dir, aThreadOf(t, os.Getpid()), time.Now().Add(-time.Minute))
-		ch := make(chan os.Signal, 4)
-		signal.Notify(ch, syscall.SIGTERM, syscall.SIGWINCH)
-		defer signal.Stop(ch)
-		// The sidecar is a child of this test process; it forces the
-		// session, then sends its parent the sentinel.
-		out, err := helperCmd("force-terminate", []string{"STATE=" + sd, "SESSION=s", "SENTINEL=parent"}).CombinedOutput()
-		if err != nil {
-			t.Fatalf("sidecar: %v\n%s", err, out)
-		}
-		if !awaitSentinel(ch) {
-			t.Fatalf("the sidecar's parent was signalled:\n%s", out)
-		}
-		if !strings.Contains(string(out), `"Signalled":null`) {
-			t.Errorf("sidecar signalled something: %s", out)
-		}
-	})
-	t.Run("a thread of pid 1 of a PID namespace", func(t *testing.T) {
-		needRoot(t, "a PID namespace")
-		out, err := helperCmd("thread-of-init", []string{"STATE=" + t.TempDir()}, unsharePID...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("helper: %v\n%s", err, out)
-		}
-		if got := lastLine(string(out)); got != "ok" {
-			t.Fatalf("pid 1 of the namespace: %s", out)
-		}
-	})
+	tests := []struct {
+		name   string
+		helper string
+		prefix []string
+		root   bool
+	}{
+		{"a thread of the sidecar itself", "thread-of-self", nil, false},
+		{"a thread of the sidecar's parent", "thread-of-parent", nil, false},
+		{"a thread of pid 1 of a PID namespace", "thread-of-self", unsharePID, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.root {
+				needRoot(t, "a PID namespace")
+			}
+			cmd := helperCmd(tt.helper, []string{"STATE=" + t.TempDir()}, tt.prefix...)
+			// Run through the link, as the CLI is: argv[0] names it.
+			cmd.Args[len(tt.prefix)] = copilotLink(t)
+			if len(tt.prefix) == 0 {
+				cmd.Path = cmd.Args[0]
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil || lastLine(string(out)) != "ok" {
+				t.Fatalf("helper: %v\n%s", err, out)
+			}
+		})
+	}
 	t.Run("a .hold named with a thread id, flocked by its process", func(t *testing.T) {
 		sd := t.TempDir()
-		dir := newSession(t, sd, "s")
-		tid := aThreadOf(t, os.Getpid())
-		old := time.Now().Add(-time.Minute)
-		writeLock(t, dir, tid, old)
-		f, err := os.OpenFile(writeHold(t, dir, tid, old), os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			t.Fatal(err)
-		}
-		check := noSIGTERMBefore(t)
+		newSession(t, sd, "s")
+		h := startHolder(t, sd, "s", "--name-thread")
+		pastSettle()
 		e := newEngine(t, sd, settle)
-		h := mustSession(t, e, "s").Holders[0]
-		if h.Verdict != Live || h.Owner != nil {
-			t.Errorf("verdict %s/%s owner %+v: a held .hold is live, and a thread's name proves no owner", h.Verdict, h.Reason, h.Owner)
+		s := mustSession(t, e, "s")
+		if len(s.Holders) != 1 || s.Holders[0].Verdict != Live || s.Holders[0].Owner != nil {
+			t.Fatalf("holders %+v: a held .hold is live, and a thread's name proves no owner", s.Holders)
 		}
 		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Signalled) != 0 || len(res.NotSignalled) != 1 || !check() {
-			t.Fatalf("signalled %v, not signalled %+v", res.Signalled, res.NotSignalled)
+		if len(res.Signalled) != 0 || readProc(h.pid).state != procAlive {
+			t.Fatalf("signalled %v: the pid a lock names was a thread", res.Signalled)
 		}
 	})
+}
+
+// threadLock catches SIGTERM and the sentinel, names session s's lock in
+// $STATE after one of this process's threads, dated now, and waits until it
+// is old enough to judge.
+func threadLock() (sd string, signals chan os.Signal, err error) {
+	signals = make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGWINCH)
+	sd = os.Getenv("STATE")
+	return sd, signals, lockAThread(sd)
+}
+
+func lockAThread(sd string) error {
+	dir := filepath.Join(sd, "s")
+	os.MkdirAll(dir, 0o700)
+	ents, _ := os.ReadDir("/proc/self/task")
+	tid := 0
+	for _, ent := range ents {
+		if n, _ := strconv.Atoi(ent.Name()); n != os.Getpid() && n > 0 {
+			tid = n
+		}
+	}
+	if tid == 0 {
+		return fmt.Errorf("no thread")
+	}
+	if err := os.WriteFile(filepath.Join(dir, lockFileName(tid)), []byte(strconv.Itoa(tid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	time.Sleep(settle + 50*time.Millisecond)
+	return nil
+}
+
+// helperThreadOfSelf is the sidecar, and (in a namespace) its pid 1: it
+// forces a session whose lock names one of its own threads.
+func helperThreadOfSelf() int {
+	sd, ch, err := threadLock()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet})
+	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
+	if err != nil {
+		fmt.Println("force:", err)
+		return 1
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGWINCH)
+	if !awaitSentinel(ch) || len(res.Signalled) != 0 {
+		fmt.Println("signalled", res.Signalled)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// helperThreadOfParent names the lock after one of its own threads and
+// runs the sidecar as its child, which forces the session and sends it the
+// sentinel.
+func helperThreadOfParent() int {
+	sd, ch, err := threadLock()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	out, err := helperCmd("force-terminate", []string{"STATE=" + sd, "SESSION=s", "SENTINEL=parent"}).CombinedOutput()
+	if err != nil {
+		fmt.Printf("sidecar: %v %s\n", err, out)
+		return 1
+	}
+	if !awaitSentinel(ch) {
+		fmt.Printf("the sidecar's parent was signalled: %s\n", out)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
 }
 
 // helperForceTerminate forces $SESSION in $STATE with terminate, prints the
@@ -179,49 +240,6 @@ func helperForceTerminate() int {
 	if os.Getenv("SENTINEL") == "parent" {
 		syscall.Kill(os.Getppid(), syscall.SIGWINCH)
 	}
-	return 0
-}
-
-// helperThreadOfInit runs as pid 1 of a new PID namespace: it names a lock
-// after one of its own threads, forces the session with terminate, and
-// prints "ok" if no SIGTERM reached it.
-func helperThreadOfInit() int {
-	if os.Getpid() != 1 {
-		fmt.Println("not pid 1 but", os.Getpid())
-		return 1
-	}
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGTERM, syscall.SIGWINCH)
-	sd := os.Getenv("STATE")
-	dir := filepath.Join(sd, "s")
-	os.MkdirAll(dir, 0o700)
-	ents, _ := os.ReadDir("/proc/1/task")
-	tid := 0
-	for _, ent := range ents {
-		if n, _ := strconv.Atoi(ent.Name()); n > 1 {
-			tid = n
-		}
-	}
-	if tid == 0 {
-		fmt.Println("no thread")
-		return 1
-	}
-	lock := filepath.Join(dir, lockFileName(tid))
-	os.WriteFile(lock, []byte(strconv.Itoa(tid)+"\n"), 0o644)
-	old := time.Now().Add(-time.Minute)
-	os.Chtimes(lock, old, old)
-	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet})
-	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
-	if err != nil {
-		fmt.Println("force:", err)
-		return 1
-	}
-	syscall.Kill(1, syscall.SIGWINCH)
-	if !awaitSentinel(ch) || len(res.Signalled) != 0 {
-		fmt.Println("signalled", res.Signalled)
-		return 1
-	}
-	fmt.Println("ok")
 	return 0
 }
 

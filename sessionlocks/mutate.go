@@ -245,6 +245,9 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 		return res, err
 	}
 	defer unlock()
+	if e.beforeOpLock != nil {
+		e.beforeOpLock()
+	}
 	release, err := e.opLock(ctx, id)
 	if err != nil {
 		return res, err

@@ -33,6 +33,9 @@ func openOpLockFile(stateDir, id string) (*os.File, error) {
 	case err != unix.EEXIST:
 		return nil, &FileError{Op: "mkdir", Path: dirPath, Err: err}
 	}
+	if testHookOpLockDir != nil {
+		testHookOpLockDir(dirPath)
+	}
 	dfd, err := openNoIntr(sfd, opLockDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
 		if err == unix.ELOOP || err == unix.ENOTDIR {

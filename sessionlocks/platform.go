@@ -102,3 +102,8 @@ func privateName() string {
 // testHookRemoving, when set (tests), runs in removeInDir between checking
 // the file and setting it aside: where a CLI re-creating it races the removal.
 var testHookRemoving func(path string)
+
+// testHookOpLockDir, when set (tests), runs after the operation-lock
+// directory was made or found and before it is opened: where it could be
+// swapped for a link.
+var testHookOpLockDir func(path string)

@@ -262,7 +262,11 @@ type IDError struct {
 }
 
 func (e *IDError) Error() string {
-	return fmt.Sprintf("invalid session id %q: %s", e.ID, e.Reason)
+	id := e.ID
+	if len(id) > 80 {
+		id = id[:80] + "..." // a megabyte of id need not come back
+	}
+	return fmt.Sprintf("invalid session id %q: %s", id, e.Reason)
 }
 func (e *IDError) Unwrap() error { return ErrInvalidID }
 

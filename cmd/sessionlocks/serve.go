@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/dropwrite"
 	"github.com/copilot-ide/sessionlocks/internal/version"
 	"github.com/copilot-ide/sessionlocks/rpc"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
@@ -89,12 +90,12 @@ func runServe(args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sessionlocks serve: --watch: %v\n", err)
 		return 2
 	}
-	log, closeLog, err := newLogger(*logLevel, *logFile, stderr)
+	log, sink, err := newServeLogger(*logLevel, *logFile, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks serve:", err)
 		return 2
 	}
-	defer closeLog()
+	defer sink.Close(logFlushWait)
 	slog.SetDefault(log)
 
 	engine, err := ef.engine(log)
@@ -109,7 +110,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 		return 1
 	}
 
-	opts := rpc.Options{Engine: engine, Logger: log, MaxMessageSize: *maxMsg}
+	opts := rpc.Options{Engine: engine, Logger: log, MaxMessageSize: *maxMsg, LogDropped: sink.Dropped}
 	if *trace {
 		opts.Trace = func(in bool, body []byte) {
 			dir := "send"
@@ -146,6 +147,34 @@ func runServe(args []string, _, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// logQueue bounds the log lines serve keeps for a log nobody reads, and
+// logFlushWait how long it waits for them to be read as it exits.
+const (
+	logQueue     = 1 << 20
+	logFlushWait = 200 * time.Millisecond
+)
+
+// newServeLogger is newLogger writing through a dropwrite.Writer: a log
+// whose reader stops reading (an IDE that pipes our stderr and never reads
+// it, a log file on a hung network file system) must never stop the server.
+func newServeLogger(level, path string, stderr io.Writer) (*slog.Logger, *dropwrite.Writer, error) {
+	var w io.Writer = stderr
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w = f // closed by the process's exit: the writer may still be using it
+	}
+	sink := dropwrite.New(w, logQueue)
+	log, _, err := newLogger(level, "", sink)
+	if err != nil {
+		sink.Close(0)
+		return nil, nil, err
+	}
+	return log, sink, nil
 }
 
 // newLogger logs text to stderr or, with path, appends to a file.

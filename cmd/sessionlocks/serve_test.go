@@ -62,12 +62,19 @@ type served struct {
 	stderr *bytes.Buffer
 	exited chan error
 	notes  chan rpc.SessionsChangedParams
+	late   chan lateAnswer // answers to calls whose ctx ended first
+}
+
+type lateAnswer struct {
+	method string
+	result json.RawMessage
+	err    *rpc.Error
 }
 
 func startServe(t *testing.T, bin string, framing rpc.Framing, args ...string) *served {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	s := &served{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1), notes: make(chan rpc.SessionsChangedParams, 100)}
+	s := &served{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1), notes: make(chan rpc.SessionsChangedParams, 100), late: make(chan lateAnswer, 10)}
 	cmd.Stderr = s.stderr
 	client, err := rpc.DialCommand(cmd, rpc.ClientOptions{
 		Framing: framing,
@@ -76,6 +83,9 @@ func startServe(t *testing.T, bin string, framing rpc.Framing, args ...string) *
 			if method == rpc.NotifySessionsChanged && json.Unmarshal(params, &p) == nil {
 				s.notes <- p
 			}
+		},
+		OnLateAnswer: func(method string, result json.RawMessage, err *rpc.Error) {
+			s.late <- lateAnswer{method, result, err}
 		},
 	})
 	if err != nil {

@@ -38,6 +38,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	ignoreTerm := fs.Bool("ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
 	execOn := fs.String("exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
 	namePID := fs.Int("name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
+	nameThread := fs.Bool("name-thread", false, "name the lock files after one of this process's other threads (Linux)")
 	openDB := fs.Bool("open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
 	comm := fs.String("comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
 	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
@@ -52,6 +53,14 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	o := opener{stateDir: *stateDir, session: *session, old: *oldFormat, holdDelay: *holdDelay, opLock: !*noOpLock, pid: os.Getpid()}
 	if *namePID > 0 {
 		o.pid = *namePID
+	}
+	if *nameThread {
+		tid, err := otherThread()
+		if err != nil {
+			fmt.Fprintln(stderr, "copilot(fake): --name-thread:", err)
+			return 1
+		}
+		o.pid = tid
 	}
 	if *comm != "" {
 		if err := os.WriteFile("/proc/self/comm", []byte(*comm), 0); err != nil {
@@ -227,4 +236,19 @@ func lockOp(path string) (release func(), err error) {
 		}
 		time.Sleep(27 * time.Millisecond)
 	}
+}
+
+// otherThread is the id of one of this process's threads other than the
+// main one.
+func otherThread() (int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != os.Getpid() {
+			return tid, nil
+		}
+	}
+	return 0, fmt.Errorf("no thread besides the main one")
 }

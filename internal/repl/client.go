@@ -32,14 +32,16 @@ type client struct {
 type frameSink func(out bool, header, body []byte)
 
 // startClient starts argv (the serve command) and connects to it. The
-// child's stderr, and the client's own complaints, go to logw.
-func startClient(argv []string, logw io.Writer, frames frameSink) (*client, error) {
+// child's stderr, and the client's own complaints, go to logw; answers to
+// calls that were interrupted go to late.
+func startClient(argv []string, logw io.Writer, frames frameSink, late func(method string, result json.RawMessage, err *rpc.Error)) (*client, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = logw
 	Isolate(cmd)
 	rc, err := rpc.DialCommand(cmd, rpc.ClientOptions{
-		Framing: rpc.FramingHeader,
-		Logger:  slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Framing:      rpc.FramingHeader,
+		Logger:       slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		OnLateAnswer: late,
 		WrapPipes: func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser) {
 			return readCloser{io.TeeReader(stdout, &frameTap{emit: func(h, b []byte) { frames(false, h, b) }}), stdout},
 				// The tap goes first, so that a request is shown before its reply can be.

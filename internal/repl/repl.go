@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/peterh/liner"
+
+	"github.com/copilot-ide/sessionlocks/rpc"
 )
 
 // Options configure Run.
@@ -112,7 +114,7 @@ func Run(ctx context.Context, o Options) int {
 	r.parse = parser{ids: r.knownIDs}
 
 	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.paint(sgrDim, "serve: "+l) + "\n") }}
-	cl, err := startClient(o.Serve, logw, r.onFrame)
+	cl, err := startClient(o.Serve, logw, r.onFrame, r.onLateAnswer)
 	if err != nil {
 		fmt.Fprintln(o.Err, "sessionlocks repl:", err)
 		return 1
@@ -386,7 +388,7 @@ func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 	cancel()
 	switch {
 	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
-		r.fail(fmt.Sprintf("interrupted after %s; sent $/cancelRequest", duration(res.Duration)))
+		r.fail(fmt.Sprintf("interrupted after %s; sent $/cancelRequest (the server's answer shows here when it comes)", duration(res.Duration)))
 	case err != nil:
 		r.fail("error: " + err.Error())
 	case res.Err != nil:
@@ -510,6 +512,17 @@ func (r *repl) onNotify(method string, params json.RawMessage) {
 // onFrame sees every frame on the wire. It prints them raw while tracing,
 // headers as sent, then the body; and it hands notifications from the server
 // to onNotify, exactly as they came.
+// onLateAnswer shows the answer to a call that was interrupted: nothing was
+// done (-32800), or what a forceResume or reclaimStale that had already
+// begun to act did before it finished.
+func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Error) {
+	if err != nil {
+		r.out.async(r.out.paint(sgrDim, fmt.Sprintf("(the interrupted %s: error %d: %s)", method, err.Code, err.Message)) + "\n")
+		return
+	}
+	r.out.async(r.out.paint(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + "\n" + r.out.json(result))
+}
+
 func (r *repl) onFrame(out bool, header, body []byte) {
 	r.traceFrame(out, header, body)
 	if out {

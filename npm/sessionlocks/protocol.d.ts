@@ -578,6 +578,10 @@ export interface StatusResult {
    * Platform names the operating system and architecture.
    */
   platform: Platform;
+  /**
+   * LogDropped counts the log lines dropped because nobody read the log (a stderr pipe never read); absent when none.
+   */
+  logDropped?: number;
 }
 /**
  * WatchStatus describes the watcher that pushes sessionsChanged.

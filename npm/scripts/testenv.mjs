@@ -85,12 +85,26 @@ export function writeStaleLock(stateDir, id) {
  * Starts the fake CLI on a session; resolves once its .lock and flocked
  * .hold are in place. stop() closes its stdin, which makes it remove its
  * files and exit as a clean CLI exit does.
+ *
+ * With ignoreTerm it survives SIGTERM, as a hung CLI would (--ignore-term):
+ * termIgnored resolves once it has ignored one, and stop() sends SIGINT,
+ * on which it removes its files and exits.
  */
-export function startFakeSession(stateDir, id) {
-  const child = spawn(fakeCLI(), ['--state-dir', stateDir, '--session', id, '--exit-on-eof'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
+  const args = ['--state-dir', stateDir, '--session', id, ignoreTerm ? '--ignore-term' : '--exit-on-eof'];
+  const child = spawn(fakeCLI(), args, { stdio: ['pipe', 'pipe', ignoreTerm ? 'pipe' : 'inherit'] });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let termIgnored;
+  if (ignoreTerm) {
+    termIgnored = new Promise((resolve) => {
+      let err = '';
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk) => {
+        err += chunk;
+        if (err.includes('SIGTERM ignored')) resolve();
+      });
+    });
+  }
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8');
@@ -101,8 +115,12 @@ export function startFakeSession(stateDir, id) {
           pid: child.pid,
           child,
           exited,
+          termIgnored,
           stop: () => {
-            child.stdin.end();
+            if (child.exitCode === null && child.signalCode === null) {
+              if (ignoreTerm) child.kill('SIGINT');
+              else child.stdin.end();
+            }
             return exited;
           },
         });

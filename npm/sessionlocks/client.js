@@ -36,7 +36,10 @@ const ErrorCodes = Object.freeze({
   SessionBusy: -32004,
   /** forceResume's expect named other holders than the session has now; data is the fresh canResume answer. */
   SessionChanged: -32005,
-  /** The call was cancelled: through its AbortSignal, or by $/cancelRequest. */
+  /**
+   * The call was cancelled: through its AbortSignal, or by $/cancelRequest. For forceResume and reclaimStale,
+   * the server's word that it did nothing (an aborted call of theirs that had acted resolves instead).
+   */
   RequestCancelled: -32800,
   /** The client was disposed while the call was pending. */
   Disposed: -32097,
@@ -56,6 +59,21 @@ class SessionLocksError extends Error {
     this.method = method;
   }
 }
+
+/**
+ * SessionChangedError is the SessionLocksError of a forceResume whose expect
+ * no longer held (ErrorCodes.SessionChanged): a CLI opened the session after
+ * the canResume answer the user decided on, and nothing was done. data is the
+ * fresh canResume answer, to ask the user again with (and pass as expect).
+ */
+class SessionChangedError extends SessionLocksError {}
+
+/**
+ * The methods that change the state dir. Cancelled once they have begun to
+ * signal or remove, they finish and answer what they did; so an aborted call
+ * of theirs waits for the server's answer instead of rejecting at once.
+ */
+const ACTING = new Set(['forceResume', 'reclaimStale']);
 
 // vscode-jsonrpc's own codes for a broken stream (MessageWriteError,
 // MessageReadError, PendingResponseRejected, ConnectionInactive).
@@ -278,14 +296,30 @@ class SessionLocks {
     return this.request('canResume', params, options);
   }
 
-  /** Removes the files of stale holders; unknown and live holders are kept. */
+  /**
+   * Removes the files of stale holders; unknown and live holders are kept.
+   * Aborted once it has removed something, it resolves with what it did
+   * (cancelled: true), as forceResume does (see request).
+   */
   reclaimStale(params = {}, options) {
     return this.request('reclaimStale', params, options);
   }
 
-  /** Removes every holder of one session, optionally terminating live holders first. */
+  /**
+   * Removes every holder of one session, optionally terminating live holders
+   * first. params.expect may be the canResume answer the user decided on (or
+   * its token): the server then acts only if the session has no live or
+   * unknown holder that answer did not show, and otherwise rejects with
+   * SessionChangedError (ErrorCodes.SessionChanged, data: the fresh answer).
+   */
   forceResume(params, options) {
-    return this.request('forceResume', params, options);
+    let sent;
+    try {
+      sent = forceResumeParams(params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.request('forceResume', sent, options);
   }
 
   /** The server's version, state dir, watcher and cache counters. */
@@ -302,6 +336,12 @@ class SessionLocks {
    * Sends any request. Rejects with SessionLocksError. While a restart is
    * under way the call waits for the new child (or for the policy to give
    * up, or dispose, which reject it).
+   *
+   * Aborting options.signal sends $/cancelRequest. A read rejects at once
+   * with RequestCancelled; forceResume and reclaimStale, once sent, wait for
+   * the server's answer: -32800 if it did nothing, else the result of what
+   * it did, which resolves the call late (the child's exit and dispose still
+   * reject it).
    * @param {string} method
    * @param {object} [params]
    * @param {{signal?: AbortSignal}} [options]
@@ -332,6 +372,7 @@ class SessionLocks {
       call = {
         method,
         params,
+        signal,
         source: undefined,
         gen: undefined,
         settle: (fn, value) => {
@@ -347,7 +388,12 @@ class SessionLocks {
       call.resolve = (value) => call.settle(resolve, value);
       call.reject = (err) => call.settle(reject, err);
       const onAbort = () => {
-        if (call.source) call.source.cancel(); // sends $/cancelRequest
+        if (call.source) call.source.cancel(); // sends $/cancelRequest, if the request was sent
+        // A request that acts and was sent may have acted already: its
+        // answer (a result saying what it did, or -32800 if it did nothing)
+        // settles the call, as do the child's exit and dispose. Never
+        // dropped: the caller must learn what was done to the session.
+        if (ACTING.has(method) && call.gen) return;
         call.reject(cancelled(method, signal));
       };
       if (signal) {
@@ -375,7 +421,7 @@ class SessionLocks {
       (result) => call.resolve(result),
       (err) => {
         if (err instanceof rpc().ResponseError && !TRANSPORT_ERRORS.has(err.code)) {
-          call.reject(new SessionLocksError(err.code, err.message, err.data, method));
+          call.reject(answerError(err, method, call.signal));
           return;
         }
         // The pipe broke: the child is dying, and its exit settles the call
@@ -742,4 +788,42 @@ function cancelled(method, signal) {
   return new SessionLocksError(ErrorCodes.RequestCancelled, `${method}: cancelled`, undefined, method, { cause: signal.reason });
 }
 
-module.exports = { SessionLocks, SessionLocksError, ErrorCodes };
+/** The SessionLocksError for an error answer of the server's. */
+function answerError(err, method, signal) {
+  if (err.code === ErrorCodes.SessionChanged) {
+    return new SessionChangedError(err.code, err.message, err.data, method);
+  }
+  if (err.code === ErrorCodes.RequestCancelled && signal?.aborted) {
+    // The server's word that the aborted request did nothing.
+    const what = ACTING.has(method) ? `${method}: cancelled before it did anything` : `${method}: cancelled`;
+    return new SessionLocksError(err.code, what, err.data, method, { cause: signal.reason });
+  }
+  return new SessionLocksError(err.code, err.message, err.data, method);
+}
+
+/**
+ * forceResume's params as sent: an expect that is a canResume answer becomes
+ * its token, and its sessionId the session's (which sessionId, if given,
+ * must be).
+ */
+function forceResumeParams(params) {
+  const expect = params?.expect;
+  if (expect === undefined || typeof expect === 'string') return params;
+  if (expect === null || typeof expect !== 'object') {
+    throw new TypeError(`forceResume: expect must be a canResume answer or its token, got ${expect === null ? 'null' : typeof expect}`);
+  }
+  if (typeof expect.token !== 'string' || expect.token === '') {
+    throw new TypeError(
+      'forceResume: the canResume answer given as expect has no token; the sessionlocks binary that gave it predates ' +
+        'forceResume expect (pass a binary from the same release as this package)',
+    );
+  }
+  if (params.sessionId !== undefined && params.sessionId !== expect.sessionId) {
+    throw new TypeError(
+      `forceResume: sessionId ${JSON.stringify(params.sessionId)} is not the session of the canResume answer given as expect (${JSON.stringify(expect.sessionId)})`,
+    );
+  }
+  return { ...params, sessionId: expect.sessionId, expect: expect.token };
+}
+
+module.exports = { SessionLocks, SessionLocksError, SessionChangedError, ErrorCodes };

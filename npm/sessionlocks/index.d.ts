@@ -3,7 +3,7 @@
 // schema/sessionlocks.schema.json; this file is the client's API around them.
 
 import type { ChildProcess } from 'child_process';
-import type { Methods, Notifications, Session } from './protocol';
+import type { CanResumeResult, Methods, Notifications, Session } from './protocol';
 
 export * from './protocol';
 
@@ -85,9 +85,39 @@ export interface StateChange {
 }
 
 export interface CallOptions {
-  /** Aborting rejects the call with ErrorCodes.RequestCancelled and sends $/cancelRequest. */
+  /**
+   * Aborting sends $/cancelRequest. A call that only reads (listSessions, canResume, status, discover) rejects at
+   * once with ErrorCodes.RequestCancelled. forceResume and reclaimStale, which act, wait for the server's word
+   * instead (see ActOptions); so does request() for them. A call not yet sent (one waiting for a restart, or a
+   * signal aborted already) rejects at once either way.
+   */
   signal?: AbortSignal;
 }
+
+/** The options of forceResume and reclaimStale, the methods that change the state dir. */
+export interface ActOptions extends CallOptions {
+  /**
+   * Aborting sends $/cancelRequest and keeps waiting for the server, whose answer settles the call: the server
+   * either stops before it has signalled or removed anything and the call rejects with ErrorCodes.RequestCancelled
+   * (nothing was done), or it had begun and finishes, and the call **resolves** with what it did. The promise may
+   * therefore resolve after the abort: look at the result, it is no less true for being late (forceResume's lists
+   * say which processes were signalled, which exited and which are still running, and which files were removed;
+   * reclaimStale's has `cancelled: true` and lists what it removed before it stopped). forceResume waits up to
+   * graceMs for signalled processes, so an aborted call may take that long to settle. If the child exits or the
+   * client is disposed meanwhile, the call rejects with ErrorCodes.ChildExited or Disposed: what was done is then
+   * unknown, and canResume says how the session is.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * forceResume's params as the typed client takes them: the protocol's (Params<'forceResume'>), except that
+ * expect may be the canResume answer the user decided on, as well as its token. The client sends the answer's
+ * token, and its sessionId (sessionId may then be left out; if given, it must be the answer's).
+ */
+export type ForceResumeRequest =
+  | (Omit<Params<'forceResume'>, 'expect'> & { expect?: string | CanResumeResult })
+  | (Omit<Params<'forceResume'>, 'sessionId' | 'expect'> & { sessionId?: string; expect: CanResumeResult });
 
 /**
  * A listSessions result as the client hands it out: whole (never a delta),
@@ -129,9 +159,15 @@ export declare const ErrorCodes: {
   readonly FileOperationFailed: -32003;
   /** Another process held the session's operation lock for too long; try again. */
   readonly SessionBusy: -32004;
-  /** forceResume with expect found holders the expected canResume answer did not name; data is the fresh canResume answer. */
+  /**
+   * forceResume with expect found a live or unknown holder the expected canResume answer did not name (a CLI opened
+   * the session since): nothing was done. The rejection is a SessionChangedError; data is the fresh canResume answer.
+   */
   readonly SessionChanged: -32005;
-  /** The call was cancelled: through its AbortSignal, or by $/cancelRequest. */
+  /**
+   * The call was cancelled: through its AbortSignal, or by $/cancelRequest. For forceResume and reclaimStale it
+   * means the server did nothing (see ActOptions).
+   */
   readonly RequestCancelled: -32800;
   /** The client was disposed while the call was pending. */
   readonly Disposed: -32097;
@@ -146,9 +182,23 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 export declare class SessionLocksError extends Error {
   readonly name: 'SessionLocksError';
   readonly code: ErrorCode | number;
-  /** For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}; for VersionMismatch: {binary, binaryVersion, packageVersion}. */
+  /**
+   * For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}; for VersionMismatch: {binary,
+   * binaryVersion, packageVersion}; for SessionChanged: the fresh canResume answer (see SessionChangedError).
+   */
   readonly data: unknown;
   readonly method: string;
+}
+
+/**
+ * The rejection of a forceResume whose expect no longer held (ErrorCodes.SessionChanged): the session has a live or
+ * unknown holder the canResume answer the user decided on did not show, and nothing was done. data is the fresh
+ * canResume answer: show its message and ask again, passing it as expect.
+ */
+export declare class SessionChangedError extends SessionLocksError {
+  readonly code: typeof ErrorCodes.SessionChanged;
+  readonly data: CanResumeResult;
+  readonly method: 'forceResume';
 }
 
 /** Thrown by binaryPath() when no binary fits; the message says what to do. */
@@ -210,12 +260,33 @@ export declare class SessionLocks implements Disposable {
    * params.ids or params.since given, the call goes to the server as it is.
    */
   listSessions(params?: Params<'listSessions'>, options?: ListOptions): Promise<ListedSessions>;
-  /** Says whether a session may be resumed now, with a sentence for the user. */
+  /**
+   * Says whether a session may be resumed now, with a sentence for the user (message). Its token names the live and
+   * unknown holders it judged: pass the answer to forceResume as expect once the user has decided on it.
+   */
   canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Result<'canResume'>>;
-  /** Removes the files of stale holders; unknown and live holders are kept. */
-  reclaimStale(params?: Params<'reclaimStale'>, options?: CallOptions): Promise<Result<'reclaimStale'>>;
-  /** Removes every holder of one session, optionally terminating live holders first. */
-  forceResume(params: Params<'forceResume'>, options?: CallOptions): Promise<Result<'forceResume'>>;
+  /**
+   * Removes the files of stale holders; unknown and live holders are kept. sessionIds absent: every session; an
+   * empty list: none. Aborted, it may still resolve, with `cancelled: true` and what it removed (see ActOptions).
+   */
+  reclaimStale(params?: Params<'reclaimStale'>, options?: ActOptions): Promise<Result<'reclaimStale'>>;
+  /**
+   * Removes every holder of one session, after the user chose to take it over.
+   *
+   * - `expect`: the canResume answer the user decided on (or its token). The server then acts only if every live or
+   *   unknown holder the session has is one that answer named; otherwise nothing is done and the call rejects with
+   *   a SessionChangedError (ErrorCodes.SessionChanged) whose data is the fresh canResume answer, to ask again with.
+   *   Without expect every holder is removed, as the session is found.
+   * - `terminate`: first SIGTERM each live holder's proven owner and wait up to `graceMs` (default 3000, at most
+   *   600000) for it to exit. An owner still running then keeps its lock files and is listed in `stillRunning`,
+   *   unless `kill` asked for SIGKILL after the grace (listed in `killed`), after which its files are removed.
+   * - The result: `removed` and `kept` holders; `signalled` (sent SIGTERM), `exited`, `stillRunning`, `killed`;
+   *   `notSignalled` (live and unknown holders not signalled, with why); `terminated` is the same as `exited` (the
+   *   pids that exited, kept for older callers); `session` as it is afterwards.
+   *
+   * Aborted once it has begun to signal or remove, it finishes and resolves with what it did (see ActOptions).
+   */
+  forceResume(params: ForceResumeRequest, options?: ActOptions): Promise<Result<'forceResume'>>;
   /** The server's version, state dir, watcher and cache counters. */
   status(options?: CallOptions): Promise<Result<'status'>>;
   /** The server's OpenRPC document. */

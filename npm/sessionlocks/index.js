@@ -12,6 +12,7 @@ const client = require('./client');
 
 exports.SessionLocks = client.SessionLocks;
 exports.SessionLocksError = client.SessionLocksError;
+exports.SessionChangedError = client.SessionChangedError;
 exports.ErrorCodes = client.ErrorCodes;
 exports.binaryPath = binary.binaryPath;
 exports.platformPackageName = binary.platformPackageName;

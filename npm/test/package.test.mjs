@@ -96,11 +96,11 @@ describe('installed packages', () => {
     const script = path.join(project, 'esm.mjs');
     fs.writeFileSync(
       script,
-      "import { SessionLocks, SessionLocksError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms } from '@copilot-ide/sessionlocks';\n" +
-        'console.log([SessionLocks, SessionLocksError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms].map((x) => typeof x).join(" "));\n',
+      "import { SessionLocks, SessionLocksError, SessionChangedError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms } from '@copilot-ide/sessionlocks';\n" +
+        'console.log([SessionLocks, SessionLocksError, SessionChangedError, ErrorCodes, binaryPath, BinaryNotFoundError, platformPackageName, platforms].map((x) => typeof x).join(" "));\n',
     );
     const out = execFileSync(process.execPath, [script], { cwd: project, encoding: 'utf8' });
-    assert.equal(out.trim(), 'function function object function function function object');
+    assert.equal(out.trim(), 'function function function object function function function object');
   });
 
   test('the bin shim runs the binary with inherited stdio and its exit code', () => {

@@ -7,8 +7,11 @@ import {
   BinaryNotFoundError,
   ErrorCodes,
   SessionLocks,
+  SessionChangedError,
   SessionLocksError,
+  type ActOptions,
   type CanResumeResult,
+  type ForceResumeRequest,
   type ClientState,
   type ExitInfo,
   type Holder,
@@ -76,6 +79,36 @@ export async function main(sessionId: string): Promise<void> {
 
   const forced = await locks.forceResume({ sessionId, terminate: true, graceMs: 3000 });
   const terminated: number[] = forced.terminated;
+  const token: string = verdict.token;
+
+  // The IDE's decision: force what the user was shown, and no more.
+  const acting: ActOptions = { signal: AbortSignal.timeout(10_000) };
+  try {
+    const taken = await locks.forceResume({ expect: verdict, terminate: true, kill: true, graceMs: 2000 }, acting);
+    const still: number[] = taken.stillRunning;
+    const outcome: [number[], number[], number[] | undefined] = [taken.signalled, taken.exited, taken.killed];
+    const why: string[] = taken.notSignalled.map((n) => `${n.pid}: ${n.why}`);
+    void still, outcome, why;
+  } catch (err) {
+    if (err instanceof SessionChangedError) {
+      const fresh: CanResumeResult = err.data;
+      const changed: -32005 = err.code;
+      await locks.forceResume({ sessionId, expect: fresh });
+      void changed;
+    }
+    if (err instanceof SessionLocksError && err.code === ErrorCodes.RequestCancelled) void err.method;
+  }
+  await locks.forceResume({ sessionId, expect: token });
+  const asked: ForceResumeRequest = { sessionId, expect: verdict };
+  await locks.forceResume(asked);
+  const swept = await locks.reclaimStale({}, { signal: AbortSignal.timeout(1000) });
+  const cut: boolean | undefined = swept.cancelled;
+  // @ts-expect-error forceResume needs a sessionId, or a canResume answer as expect
+  await locks.forceResume({ terminate: true });
+  // @ts-expect-error expect is a canResume answer or its token
+  await locks.forceResume({ sessionId, expect: 42 });
+  // @ts-expect-error expect is a canResume answer, not a listed session
+  await locks.forceResume({ expect: list.sessions[0] });
 
   const status: Result<'status'> = await locks.status();
   const os: string = status.platform.os;
@@ -116,5 +149,5 @@ export async function main(sessionId: string): Promise<void> {
   // @ts-expect-error a typed method's params are checked through request() too
   await locks.request('canResume', { sessionId: 42 });
 
-  void path, state, reason, ok, message, pids, failures, terminated, os, openrpc, any, signal, bad;
+  void path, state, reason, ok, message, pids, failures, terminated, cut, os, openrpc, any, signal, bad;
 }

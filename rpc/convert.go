@@ -82,6 +82,8 @@ func wireSession(s sessionlocks.Session) Session {
 		State:      SessionState(s.State),
 		Conflict:   s.Conflict,
 		Holders:    wireHolders(s.Holders),
+
+		HoldersOmitted: s.HoldersOmitted,
 	}
 }
 
@@ -107,21 +109,24 @@ func wireReclaim(r sessionlocks.ReclaimResult) *ReclaimStaleResult {
 		out.Failed = append(out.Failed, ReclaimFailure{Holder: wireHolder(f.Holder), Error: msg})
 	}
 	out.Cancelled = r.Cancelled
+	out.Totals = ReclaimTotals{Reclaimed: r.Totals.Reclaimed, Kept: r.Totals.Kept, Failed: r.Totals.Failed}
 	return out
 }
 
 func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
 	out := &ForceResumeResult{
-		SessionID:    id,
-		Removed:      wireHolders(r.Removed),
-		Kept:         wireHolders(r.Kept),
-		Terminated:   pids(r.Exited),
-		Signalled:    pids(r.Signalled),
-		Exited:       pids(r.Exited),
-		StillRunning: pids(r.StillRunning),
-		Killed:       r.Killed,
-		NotSignalled: make([]NotSignalled, 0, len(r.NotSignalled)),
-		Session:      wireSession(r.Session),
+		SessionID:      id,
+		Removed:        wireHolders(r.Removed),
+		Kept:           wireHolders(r.Kept),
+		RemovedOmitted: r.RemovedOmitted,
+		KeptOmitted:    r.KeptOmitted,
+		Terminated:     pids(r.Exited),
+		Signalled:      pids(r.Signalled),
+		Exited:         pids(r.Exited),
+		StillRunning:   pids(r.StillRunning),
+		Killed:         r.Killed,
+		NotSignalled:   make([]NotSignalled, 0, len(r.NotSignalled)),
+		Session:        wireSession(r.Session),
 	}
 	for _, n := range r.NotSignalled {
 		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})
@@ -140,13 +145,14 @@ func pids(p []int) []int {
 // wireCanResume is canResume's answer for a session judged afresh.
 func wireCanResume(ss sessionlocks.Session, now time.Time) *CanResumeResult {
 	return &CanResumeResult{
-		SessionID: ss.ID,
-		CanResume: ss.State.CanResume(),
-		State:     SessionState(ss.State),
-		Conflict:  ss.Conflict,
-		Holders:   wireHolders(ss.Holders),
-		Message:   resumeMessage(ss, now),
-		Token:     sessionlocks.Token(ss),
+		SessionID:      ss.ID,
+		CanResume:      ss.State.CanResume(),
+		State:          SessionState(ss.State),
+		Conflict:       ss.Conflict,
+		Holders:        wireHolders(ss.Holders),
+		Message:        resumeMessage(ss, now),
+		Token:          ss.Token,
+		HoldersOmitted: ss.HoldersOmitted,
 	}
 }
 

@@ -315,7 +315,7 @@ func sameSession(a, b *sessionlocks.Session) bool {
 	if a.ID != b.ID || a.Dir != b.Dir || a.Name != b.Name || a.CWD != b.CWD ||
 		a.Repository != b.Repository || a.Branch != b.Branch || a.ClientName != b.ClientName ||
 		!a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) ||
-		a.State != b.State || a.Conflict != b.Conflict || len(a.Holders) != len(b.Holders) {
+		a.State != b.State || a.Conflict != b.Conflict || len(a.Holders) != len(b.Holders) || a.HoldersOmitted != b.HoldersOmitted {
 		return false
 	}
 	for i := range a.Holders {
@@ -395,6 +395,9 @@ func appendSession(dst []byte, s *sessionlocks.Session) ([]byte, error) {
 			return nil, err
 		}
 		dst = append(dst, hs...)
+	}
+	if s.HoldersOmitted != 0 {
+		dst = strconv.AppendInt(append(dst, `,"holdersOmitted":`...), int64(s.HoldersOmitted), 10)
 	}
 	return append(dst, '}'), nil
 }

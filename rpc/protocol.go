@@ -98,9 +98,9 @@ type Holder struct {
 	Cached bool `json:"cached"`
 	// WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
 	WriterVerified bool `json:"writerVerified"`
-	// Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof.
+	// Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
 	Owner *Owner `json:"owner,omitempty"`
-	// NoOwner says why no process is proven to hold the session, for a live holder without an owner; absent otherwise.
+	// NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
 	NoOwner string `json:"noOwner,omitempty"`
 }
 
@@ -142,8 +142,11 @@ type Session struct {
 	State SessionState `json:"state" jsonschema:"enum=free,enum=inUse,enum=unknown,enum=stale"`
 	// Conflict is true when more than one process holds the session at once, which the CLI does not expect.
 	Conflict bool `json:"conflict"`
-	// Holders are the session's lock holders, possibly none.
+	// Holders are the session's lock holders in pid order, possibly none, and at most 1,000.
 	Holders []Holder `json:"holders"`
+	// HoldersOmitted counts the holders beyond the first 1,000, which are not listed (a directory of years of
+	// crashes, or a hostile one); state and conflict count them all. Absent when none are omitted.
+	HoldersOmitted int `json:"holdersOmitted,omitempty"`
 }
 
 // ListSessionsParams are the parameters of listSessions.
@@ -228,8 +231,10 @@ type CanResumeResult struct {
 	State SessionState `json:"state" jsonschema:"enum=free,enum=inUse,enum=unknown,enum=stale"`
 	// Conflict is true when more than one process holds the session at once.
 	Conflict bool `json:"conflict"`
-	// Holders are the session's lock holders, freshly probed.
+	// Holders are the session's lock holders, freshly probed, at most 1,000.
 	Holders []Holder `json:"holders"`
+	// HoldersOmitted counts the holders beyond the first 1,000, judged but not listed; absent when none are omitted.
+	HoldersOmitted int `json:"holdersOmitted,omitempty"`
 	// Message is one sentence for the IDE's prompt, for example "In use by pid 4242 (copilot), started 10:02.".
 	Message string `json:"message"`
 	// Token names the live and unknown holders this answer judged. Pass it as forceResume's expect: the session is
@@ -265,6 +270,18 @@ type ReclaimStaleResult struct {
 	// Cancelled is true when the request was cancelled after it had removed something: it stopped before the next
 	// session, and the lists say what it did. (Cancelled before it removed anything, it fails with -32800 instead.)
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
+	Totals ReclaimTotals `json:"totals"`
+}
+
+// ReclaimTotals count what reclaimStale did, listed or not.
+type ReclaimTotals struct {
+	// Reclaimed counts the stale holders whose files were removed (or, with dryRun, would be).
+	Reclaimed int `json:"reclaimed"`
+	// Kept counts the holders left alone.
+	Kept int `json:"kept"`
+	// Failed counts the stale holders whose files could not be removed.
+	Failed int `json:"failed"`
 }
 
 // ForceResumeParams are the parameters of forceResume.
@@ -294,6 +311,10 @@ type ForceResumeResult struct {
 	// Kept are the holders whose files were left: an owner still running after the grace period, or a holder that
 	// appeared after the session was judged.
 	Kept []Holder `json:"kept"`
+	// RemovedOmitted counts the removed holders beyond the first 1,000 listed in removed; absent when none.
+	RemovedOmitted int `json:"removedOmitted,omitempty"`
+	// KeptOmitted counts the kept holders beyond the first 1,000 listed in kept; absent when none.
+	KeptOmitted int `json:"keptOmitted,omitempty"`
 	// Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
 	Terminated []int `json:"terminated"`
 	// Signalled are the process ids sent SIGTERM.

@@ -44,7 +44,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		sd, e, seen := crashedSession(t)
 		for i := range 5 {
 			fresh := startHolder(t, sd, "s")
-			_, err := e.Force(ctx, "s", ForceOptions{Expect: Token(seen), Terminate: true})
+			_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token, Terminate: true})
 			var ce *ChangedError
 			if !errors.As(err, &ce) {
 				t.Fatalf("try %d: Force = %v, want a ChangedError", i, err)
@@ -74,7 +74,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		// Its .lock is written: it holds the operation lock until its .hold
 		// is flocked, 300 ms later.
 		waitFor(t, "the new CLI's .lock", func() bool { return exists(filepath.Join(sd, "s", lockFileName(cmd.Process.Pid))) })
-		_, err := e.Force(ctx, "s", ForceOptions{Expect: Token(seen)})
+		_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token})
 		if !errors.Is(err, ErrChanged) {
 			t.Fatalf("Force = %v, want ErrChanged", err)
 		}
@@ -88,7 +88,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		newSession(t, sd, "s")
 		live := startHolder(t, sd, "s")
 		e := newEngine(t, sd, settle)
-		res, err := e.Force(ctx, "s", ForceOptions{Expect: Token(mustSession(t, e, "s"))})
+		res, err := e.Force(ctx, "s", ForceOptions{Expect: mustSession(t, e, "s").Token})
 		if err != nil || len(res.Removed) != 1 || res.Removed[0].PID != live.pid {
 			t.Fatalf("Force = %+v, %v; want the live holder the user saw removed", res.Removed, err)
 		}
@@ -334,5 +334,22 @@ func TestForceWaitsForTheExitItCaused(t *testing.T) {
 	res, err := newEngine(t, sd, settle).Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 5 * time.Second})
 	if err != nil || !slices.Equal(res.Exited, []int{a.pid}) || res.Session.State != StateFree {
 		t.Fatalf("exited %v, session %s (%v): want the CLI's exit seen within the grace and the session free", res.Exited, res.Session.State, err)
+	}
+}
+
+// Cancelled while it waits for the last session's operation lock, after it
+// reclaimed in an earlier one: it says so.
+func TestReclaimCancelledDuringTheLastSession(t *testing.T) {
+	sd := t.TempDir()
+	for _, id := range []string{"a", "b"} {
+		writeLock(t, newSession(t, sd, id), deadPID(t), time.Now().Add(-time.Minute))
+	}
+	holdOpLock(t, sd, "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	e := newEngine(t, sd, settle)
+	time.AfterFunc(200*time.Millisecond, cancel) // a is done by then; b waits up to 500 ms
+	res, err := e.Reclaim(ctx, ReclaimOptions{IDs: []string{"a", "b"}})
+	if err != nil || !res.Cancelled || res.Totals.Reclaimed != 1 {
+		t.Fatalf("Reclaim = %+v, %v; want a's lock reclaimed and the answer marked cancelled", res, err)
 	}
 }

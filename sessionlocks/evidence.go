@@ -6,19 +6,6 @@ package sessionlocks
 
 import "time"
 
-// holdLocked finds an exclusive flock on r's .hold in the kernel's lock
-// table: a lock on the very file (same device), or, where the file system
-// reports another device than the table (btrfs), one whose owner's pid is
-// the one the .hold names.
-func (e *Engine) holdLocked(r lockRef, sg *sight) (kernelLock, bool) {
-	for _, l := range sg.kernelLocks().on(r.hold) {
-		if l.kind == lockFlock && l.write && (l.sameDev(r.hold) || namesPID(l.pid, r.pid)) {
-			return l, true
-		}
-	}
-	return kernelLock{}, false
-}
-
 // namesPID reports whether the process pid (here) is the one a lock file
 // names as named: the same pid, or its pid in the nested PID namespace it
 // runs in.
@@ -33,31 +20,42 @@ func namesPID(pid, named int) bool {
 	return err == nil && len(ns) > 1 && ns[len(ns)-1] == named
 }
 
-// nsCLI is a Copilot CLI found in another PID namespace.
-type nsCLI struct {
+// nsProc is a live process in another PID namespace whose pid there is
+// the one a lock names, and which started before the lock was written.
+type nsProc struct {
 	pid   int // here
 	argv  []string
 	start time.Time
+	cli   bool // recognisably the Copilot CLI
 }
 
-// otherNamespaceCLI finds a live Copilot CLI in a PID namespace below this
-// one whose pid there is pid and which started before the lock was written
-// (within the tolerance for a CLI's clock): a container sharing ~/.copilot
-// writes its own namespace's pids. Only asked when a lock would otherwise
-// be stale.
-func (e *Engine) otherNamespaceCLI(pid int, written time.Time, tol time.Duration) *nsCLI {
-	if e.nestedNS {
-		return nil // processes outside are invisible; the verdict is unknown anyway
-	}
-	for _, here := range e.inOtherNamespaces(pid) {
+// inOtherNamespace finds such a process, a Copilot CLI first: a container
+// sharing ~/.copilot writes its own namespace's pids. notBefore is when the
+// list of other namespaces' processes must have been made after (the
+// lock's time in a listing; the decision's start in a decision). Only asked
+// when a lock would otherwise be stale.
+func (e *Engine) inOtherNamespace(pid int, written, notBefore time.Time, tol time.Duration) *nsProc {
+	var found *nsProc
+	for _, here := range e.inOtherNamespaces(pid, notBefore) {
 		p := readProc(here)
-		if p.state != procAlive || p.start.IsZero() || !isCopilot(p.argv, here) {
+		if p.state != procAlive || p.start.IsZero() {
 			continue
 		}
-		if p.start.After(written.Add(max(tol, e.cliTolerance()))) {
-			continue
+		cli := isCopilot(p.argv, here)
+		limit := tol
+		if cli {
+			limit = max(tol, e.cliTolerance())
 		}
-		return &nsCLI{pid: here, argv: p.argv, start: p.start}
+		if p.start.After(written.Add(limit)) {
+			continue // started after the lock: not its writer
+		}
+		n := &nsProc{pid: here, argv: p.argv, start: p.start, cli: cli}
+		if cli {
+			return n
+		}
+		if found == nil {
+			found = n
+		}
 	}
-	return nil
+	return found
 }

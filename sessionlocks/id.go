@@ -1,9 +1,6 @@
 package sessionlocks
 
-import (
-	"regexp"
-	"strconv"
-)
+import "strconv"
 
 const maxIDLen = 128
 
@@ -49,24 +46,38 @@ func idByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// lockName matches the only file names the engine ever deletes.
-var lockName = regexp.MustCompile(`^inuse\.[1-9][0-9]*\.(lock|hold)$`)
-
 const maxPID = 1<<31 - 1
 
 // parseLockName returns the pid and kind ("lock" or "hold") of an inuse file
-// name, or ok=false for any other name, including pids out of range.
+// name, inuse.<pid>.(lock|hold) with a pid of 1 to 2^31-1 written without
+// leading zeros, or ok=false for any other name: the only names the engine
+// ever deletes. (Read by hand: a regular expression per name was a tenth of
+// judging a directory of 100,000 locks.)
 func parseLockName(name string) (pid int, kind string, ok bool) {
-	// A cheap prefix test first: most names in a session dir are not locks.
-	if len(name) < len("inuse.1.lock") || name[:6] != "inuse." || !lockName.MatchString(name) {
+	const prefix = "inuse."
+	if len(name) < len("inuse.1.lock") || name[:len(prefix)] != prefix {
 		return 0, "", false
 	}
 	kind = name[len(name)-4:]
-	n, err := strconv.ParseInt(name[6:len(name)-5], 10, 64)
-	if err != nil || n < 1 || n > maxPID {
+	if kind != "lock" && kind != "hold" || name[len(name)-5] != '.' {
 		return 0, "", false
 	}
-	return int(n), kind, true
+	digits := name[len(prefix) : len(name)-5]
+	if len(digits) == 0 || len(digits) > 10 || digits[0] == '0' {
+		return 0, "", false
+	}
+	n := 0
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, "", false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n < 1 || n > maxPID {
+		return 0, "", false
+	}
+	return n, kind, true
 }
 
 func lockFileName(pid int) string { return "inuse." + strconv.Itoa(pid) + ".lock" }

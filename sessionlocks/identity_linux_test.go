@@ -672,3 +672,257 @@ func mountBindfs(t *testing.T) (string, Options) {
 	})
 	return dst, Options{}
 }
+
+func init() {
+	helpers["old-node-cli"] = helperOldNodeCLI
+	helpers["fork-holder"] = helperForkHolder
+}
+
+// The findings of an adversarial review, each reproduced with real
+// processes before it was fixed.
+func TestReviewFindings(t *testing.T) {
+	t.Run("a container CLI started after the list of other namespaces was made", func(t *testing.T) {
+		needRoot(t, "PID namespaces")
+		sd := t.TempDir()
+		writeLock(t, newSession(t, sd, "dead"), deadPID(t), time.Now().Add(-time.Hour))
+		newSession(t, sd, "s")
+		e := newEngine(t, sd, settle)
+		e.List(context.Background()) // makes the list of other namespaces' processes
+		inner := deadPID(t)
+		startInNamespace(t, sd, "s", inner, "--old")
+		res, _ := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}})
+		if len(res.Reclaimed) != 0 || !exists(filepath.Join(sd, "s", lockFileName(inner))) {
+			t.Fatalf("a live container CLI's lock was reclaimed: %+v", res.Reclaimed)
+		}
+	})
+	t.Run("a container CLI started through npm's bin link, which only the container has", func(t *testing.T) {
+		needRoot(t, "PID and mount namespaces")
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		inner := deadPID(t)
+		script := fmt.Sprintf(`set -e
+mount -t tmpfs none /mnt
+mkdir -p /mnt/lib/node_modules/@github/copilot /mnt/bin
+echo 'import("./index.js")' > /mnt/lib/node_modules/@github/copilot/npm-loader.js
+ln -s ../lib/node_modules/@github/copilot/npm-loader.js /mnt/bin/copilot
+echo %d > /proc/sys/kernel/ns_last_pid
+(exec -a node %s /mnt/bin/copilot --resume) & wait`, inner-1, os.Args[0])
+		cmd := exec.Command("unshare", append(unsharePID[1:], "bash", "-c", script)...)
+		cmd.Env = append(os.Environ(), helperEnv+"=old-node-cli", "STATE="+sd, "SESSION=s")
+		if line := startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() }); line != fmt.Sprintf("ready %d\n", inner) {
+			t.Fatalf("helper: %q", line)
+		}
+		pastSettle()
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict != Live || !strings.Contains(h.Detail, "another PID namespace") {
+			t.Errorf("%s/%s: %s; want live, the CLI in another PID namespace", h.Verdict, h.Reason, h.Detail)
+		}
+		if res, _ := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}}); len(res.Reclaimed) != 0 {
+			t.Fatal("a live container CLI's lock was reclaimed")
+		}
+	})
+	t.Run("an inode with the same number on another device", func(t *testing.T) {
+		needRoot(t, "tmpfs mounts")
+		// Two fresh tmpfs mounts number their inodes alike: a file locked
+		// on one has the number of a .hold on the other.
+		sd, other := t.TempDir(), t.TempDir()
+		for _, m := range []string{sd, other} {
+			if out, err := exec.Command("mount", "-t", "tmpfs", "none", m).CombinedOutput(); err != nil {
+				t.Skipf("mount tmpfs: %v %s", err, out)
+			}
+			t.Cleanup(func() { exec.Command("umount", "-l", m).Run() })
+		}
+		// On the state dir's mount: the session dir, its workspace.yaml,
+		// the .lock and the .hold take the next four numbers; on the other,
+		// the fourth file made gets the .hold's.
+		var locked string
+		for i := range 4 {
+			locked = filepath.Join(other, "f"+strconv.Itoa(i))
+			os.WriteFile(locked, nil, 0o644)
+		}
+		fl := exec.Command("flock", "-x", locked, "sleep", "600")
+		if err := fl.Start(); err != nil {
+			t.Skip("needs flock(1)")
+		}
+		t.Cleanup(func() { fl.Process.Kill(); fl.Wait() })
+		waitLockedHere(t, locked)
+		dir := newSession(t, sd, "s")
+		writeLock(t, dir, fl.Process.Pid, time.Time{})
+		hold := writeHold(t, dir, fl.Process.Pid, time.Time{})
+		pastSettle()
+		lid, _ := lstatID(locked)
+		hid, _ := lstatID(hold)
+		if lid.ino != hid.ino || lid.dev == hid.dev {
+			t.Skipf("tmpfs numbers inodes otherwise here (locked %d on %x, .hold %d on %x)", lid.ino, lid.dev, hid.ino, hid.dev)
+		}
+		e := newEngine(t, sd, settle)
+		if o := mustSession(t, e, "s").Holders[0].Owner; o != nil {
+			t.Fatalf("proven owner %+v by a lock on another device's file", o)
+		}
+		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
+		if err != nil || len(res.Signalled) != 0 || readProc(fl.Process.Pid).state != procAlive {
+			t.Fatalf("signalled %v (%v)", res.Signalled, err)
+		}
+	})
+	t.Run("a flock inherited by a child, the locker's pid reused", func(t *testing.T) {
+		if os.Geteuid() != 0 || nestedPIDNamespace() {
+			t.Skip("needs root in the machine's own PID namespace to steer ns_last_pid")
+		}
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		var pid int
+		var reuser *exec.Cmd
+		for try := 0; ; try++ {
+			cmd := helperCmd("fork-holder", []string{"STATE=" + sd, "SESSION=s"})
+			out, err := cmd.Output()
+			f := strings.Fields(string(out))
+			if err != nil || len(f) != 3 || f[0] != "ready" {
+				t.Fatalf("helper: %q %v", out, err)
+			}
+			pid, _ = strconv.Atoi(f[1])
+			child, _ := strconv.Atoi(f[2])
+			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
+			os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0)
+			reuser = startSleeper(t)
+			if reuser.Process.Pid == pid {
+				break
+			}
+			if try == 5 {
+				t.Skip("another process took the pid each time")
+			}
+			os.Remove(filepath.Join(dir, lockFileName(pid)))
+			os.Remove(filepath.Join(dir, holdFileName(pid)))
+		}
+		e := newEngine(t, sd, settle)
+		res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
+		if err != nil || len(res.Signalled) != 0 || readProc(pid).state != procAlive {
+			t.Fatalf("signalled %v (%v): the process that reused the locker's pid does not hold the .hold", res.Signalled, err)
+		}
+	})
+	t.Run("a CLI with a descriptor on a stuck FUSE mount", func(t *testing.T) {
+		mount, bindfs := bindfsMount(t)
+		sd := t.TempDir()
+		newSession(t, sd, "s")
+		h := startHolder(t, sd, "s", "--old", "--open-db", "--open", filepath.Join(mount, "elsewhere"))
+		pastSettle()
+		bindfs.Signal(syscall.SIGSTOP)
+		t.Cleanup(func() { bindfs.Signal(syscall.SIGCONT) })
+		done := make(chan Session, 1)
+		go func() { done <- mustSession(t, newEngine(t, sd, settle), "s") }()
+		select {
+		case s := <-done:
+			if o := s.Holders[0].Owner; o == nil || o.PID != h.pid {
+				t.Errorf("owner %+v, want pid %d by its open session.db", o, h.pid)
+			}
+		case <-time.After(15 * time.Second):
+			bindfs.Signal(syscall.SIGCONT) // lets the stuck call return, so the test can end
+			t.Fatal("judging hung on a stuck file system another of the CLI's descriptors is on")
+		}
+	})
+	t.Run("a process whose main thread has exited while its other threads run", func(t *testing.T) {
+		cc, err := exec.LookPath("cc")
+		if err != nil {
+			t.Skip("needs a C compiler to build a program whose main thread exits (pthread_exit)")
+		}
+		src := filepath.Join(t.TempDir(), "zl.c")
+		os.WriteFile(src, []byte(zombieLeaderC), 0o644)
+		bin := filepath.Join(t.TempDir(), "node_modules", "@github", "copilot-linux-x64", "copilot")
+		os.MkdirAll(filepath.Dir(bin), 0o755)
+		if out, err := exec.Command(cc, "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Skipf("cc: %v %s", err, out)
+		}
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		cmd := exec.Command(bin, dir)
+		startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() })
+		pastSettle()
+		e := newEngine(t, sd, settle)
+		h := mustSession(t, e, "s").Holders[0]
+		if h.Verdict == Stale {
+			t.Errorf("%s/%s: %s; the process runs on", h.Verdict, h.Reason, h.Detail)
+		}
+		if res, _ := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}}); len(res.Reclaimed) != 0 {
+			t.Fatalf("reclaimed the lock of a running process (pid %d)", cmd.Process.Pid)
+		}
+	})
+}
+
+// zombieLeaderC writes an old-format lock, starts a thread that runs on,
+// and ends its main thread: /proc/<pid>/stat then says Z.
+const zombieLeaderC = `#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static void *run(void *a) { for (;;) sleep(100); return 0; }
+int main(int argc, char **argv) {
+  char p[4096]; snprintf(p, sizeof p, "%s/inuse.%d.lock", argv[1], getpid());
+  FILE *f = fopen(p, "w"); fprintf(f, "%d\n", getpid()); fclose(f);
+  pthread_t t; pthread_create(&t, 0, run, 0);
+  printf("ready %d\n", getpid()); fflush(stdout);
+  pthread_exit(0);
+}
+`
+
+// helperOldNodeCLI writes an old-format lock naming its own pid and waits.
+func helperOldNodeCLI() int {
+	dir := filepath.Join(os.Getenv("STATE"), os.Getenv("SESSION"))
+	pid := os.Getpid()
+	if err := os.WriteFile(filepath.Join(dir, lockFileName(pid)), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	fmt.Printf("ready %d\n", pid)
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// helperForkHolder makes its .lock and .hold, flocks the .hold, hands the
+// descriptor to a child (sleep) and exits: the child now holds the flock.
+func helperForkHolder() int {
+	dir := filepath.Join(os.Getenv("STATE"), os.Getenv("SESSION"))
+	pid := os.Getpid()
+	os.WriteFile(filepath.Join(dir, lockFileName(pid)), []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, holdFileName(pid)), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	c := exec.Command("sleep", "600")
+	c.ExtraFiles = []*os.File{f}
+	if err := c.Start(); err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	fmt.Printf("ready %d %d\n", pid, c.Process.Pid)
+	return 0
+}
+
+// waitLockedHere waits until someone holds an exclusive flock on p.
+func waitLockedHere(t *testing.T, p string) {
+	t.Helper()
+	waitFor(t, "the flock on "+p, func() bool {
+		f, err := os.Open(p)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return tryLock(f) == errLockBusy
+	})
+}
+
+// bindfsMount mounts a temporary directory through bindfs, a FUSE file
+// system, and returns the mount point and the bindfs process.
+func bindfsMount(t *testing.T) (string, *os.Process) {
+	dst, _ := mountBindfs(t)
+	out, err := exec.Command("pgrep", "-n", "-f", "bindfs .* "+dst).Output()
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid == 0 {
+		t.Skip("cannot find the bindfs process")
+	}
+	p, _ := os.FindProcess(pid)
+	return dst, p
+}

@@ -20,6 +20,28 @@ type lockRef struct {
 	// orphan hold. Made once with the ref, which a watched listing reuses,
 	// instead of joined afresh for every lookup.
 	keyPath string
+	// lazy: the files are not stat'ed yet; lock and hold hold only the type
+	// and inode their directory's listing gave (see lockRefsLazy).
+	lazy bool
+}
+
+// statted is r with its files stat'ed, if it was lazy; ok is false when
+// both have gone since the listing.
+func (r lockRef) statted() (lockRef, bool) {
+	if !r.lazy {
+		return r, true
+	}
+	st := openDirStat(r.dir)
+	defer st.close()
+	r.lazy = false
+	r.lock, r.hold = fileID{}, fileID{}
+	if id, err := st.lstat(lockFileName(r.pid)); err == nil {
+		r.lock = id
+	}
+	if id, err := st.lstat(holdFileName(r.pid)); err == nil && isRegular(id) {
+		r.hold = id
+	}
+	return r, r.lock.exists() || r.hold.exists()
 }
 
 func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.pid)) }
@@ -71,16 +93,40 @@ func (r lockRef) key() probeKey {
 // opLocked says the caller holds the session's operation lock, under which no
 // CLI can be opening the session: the .hold may then be probed at any age.
 func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holder {
+	return e.judgeHolder(r, now, opLocked, sg, false)
+}
+
+// judgeHolder is judge; brief leaves out what only a listed holder shows
+// (its detail sentence, its files' paths): a session of 100,000 dead locks
+// lists 1,000, and the rest only count.
+func (e *Engine) judgeHolder(r lockRef, now time.Time, opLocked bool, sg *sight, brief bool) Holder {
 	h := Holder{
 		SessionID: r.sessionID,
 		PID:       r.pid,
-		LockFile:  r.lockPath(),
 		ProbedAt:  now,
 		lockID:    r.lock,
 		holdID:    r.hold,
 	}
+	if brief && r.lock.exists() && isRegular(r.lock) && !r.hold.exists() {
+		// What a directory of 100,000 dead locks is made of: judged by the
+		// same rules, without a sentence nobody will read.
+		if v, why, ok := e.judgeDeadBriefly(r, sg); ok {
+			h.Verdict, h.Reason, h.LockWrittenAt = v, why, r.lock.modTime()
+			return h
+		}
+	}
+	if r.lazy {
+		var ok bool
+		if r, ok = r.statted(); !ok {
+			return Holder{} // gone since the listing: no holder (Verdict "")
+		}
+		h.lockID, h.holdID = r.lock, r.hold
+	}
+	if !brief {
+		h.LockFile = r.lockPath()
+	}
 	written := r.lock
-	if r.hold.exists() {
+	if r.hold.exists() && !brief {
 		h.HoldFile = r.holdPath()
 	}
 	if !r.lock.exists() {
@@ -88,11 +134,14 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 	}
 	h.LockWrittenAt = written.modTime()
 	age := now.Sub(h.LockWrittenAt)
-	name := filepath.Base(h.LockFile)
+	name, holdName := lockFileName(r.pid), holdFileName(r.pid)
 
 	set := func(v Verdict, why Reason, format string, args ...any) Holder {
-		h.Verdict, h.Reason, h.Detail = v, why, fmt.Sprintf(format, args...)
-		if v == Live {
+		h.Verdict, h.Reason = v, why
+		if !brief {
+			h.Detail = fmt.Sprintf(format, args...)
+		}
+		if v == Live && sg.prove {
 			h.Owner, h.NoOwner = e.prove(r, sg)
 		}
 		return h
@@ -123,9 +172,11 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 		timeNote = fmt.Sprintf(" (the lock is dated %s, before any Copilot CLI existed: a clock, or a file system that cannot store the date, was wrong)", stamp(h.LockWrittenAt))
 	}
 	young := !untrusted && age < e.settle
-	when := fmt.Sprintf("the lock was written %s ago", human(age))
-	if untrusted {
-		when = strings.TrimSuffix(strings.TrimPrefix(timeNote, " ("), ")")
+	when := func() string {
+		if untrusted {
+			return strings.TrimSuffix(strings.TrimPrefix(timeNote, " ("), ")")
+		}
+		return fmt.Sprintf("the lock was written %s ago", human(age))
 	}
 	// A process that looks like the CLI is taken for the lock's writer
 	// unless it started later than any disagreement of clocks explains.
@@ -152,27 +203,25 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 	// would make the CLI's own exclusive flock fail.
 	holdNote := ""
 	if r.hold.exists() && isRegular(r.hold) {
-		if l, ok := e.holdLocked(r, sg); ok {
-			by := fmt.Sprintf(" by pid %d%s", l.pid, nameOf(readProcIf(l.pid, r.pid, p)))
-			if !r.lock.exists() {
-				return set(Live, ReasonHoldLocked, "The kernel lock on %s is held%s, as the kernel's lock table shows, so a live process still has the session open, although its inuse.%d.lock is missing.", filepath.Base(h.HoldFile), by, r.pid)
-			}
-			return set(Live, ReasonHoldLocked, "The kernel lock on %s is held%s, as the kernel's lock table shows, so the session is open.", filepath.Base(h.HoldFile), by)
+		// Its named process holding the exclusive flock through its own
+		// descriptor on it: seen at any age without touching the lock.
+		if young && !opLocked && p.state == procAlive && holdsFile(r.pid, holdName, r.hold, true) {
+			return set(Live, ReasonHoldLocked, "The kernel lock on %s is held by pid %d%s through a descriptor it has open on it, so the session is open.", holdName, r.pid, nameOf(p))
 		}
 	}
 	if r.hold.exists() && (!young || opLocked) {
-		hp := probeHold(h.HoldFile, r.hold)
+		hp := probeHold(r.holdPath(), r.hold)
 		switch {
 		case errors.Is(hp.err, errChanged):
 			// Re-created since the scan: a CLI is opening the session now.
-			return set(Live, ReasonStarting, "%s was re-created while it was being examined, so a CLI is opening the session.", filepath.Base(h.HoldFile))
+			return set(Live, ReasonStarting, "%s was re-created while it was being examined, so a CLI is opening the session.", holdName)
 		case hp.err != nil:
 			holdNote = fmt.Sprintf(" (the .hold could not be probed: %v)", hp.err)
 		case hp.held:
 			if !r.lock.exists() {
-				return set(Live, ReasonHoldLocked, "The kernel lock on %s is held, so a live process still has the session open, although its inuse.%d.lock is missing.", filepath.Base(h.HoldFile), r.pid)
+				return set(Live, ReasonHoldLocked, "The kernel lock on %s is held, so a live process still has the session open, although its inuse.%d.lock is missing.", holdName, r.pid)
 			}
-			return set(Live, ReasonHoldLocked, "The kernel lock on %s is held%s, so the session is open.", filepath.Base(h.HoldFile), heldBy(r.pid, p))
+			return set(Live, ReasonHoldLocked, "The kernel lock on %s is held, so the session is open%s.", holdName, heldBy(r.pid, p))
 		default:
 			h.holdFree = true
 			h.holdID = hp.id
@@ -180,18 +229,18 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 				// A CLI on another machine holds its flock where this
 				// kernel may never see it (SMB, 9p, sshfs, NFS without
 				// lock forwarding).
-				return set(Unknown, ReasonUnprobeable, "Nobody on this machine holds the kernel lock on %s, but %s.", filepath.Base(h.HoldFile), blind)
+				return set(Unknown, ReasonUnprobeable, "Nobody on this machine holds the kernel lock on %s, but %s.", holdName, blind)
 			}
 			if !r.lock.exists() {
-				return set(Stale, ReasonHoldReleased, "%s is left over without its .lock and nobody holds its kernel lock.", filepath.Base(h.HoldFile))
+				return set(Stale, ReasonHoldReleased, "%s is left over without its .lock and nobody holds its kernel lock.", holdName)
 			}
 			if !strictWriter {
 				if untrusted {
-					return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock has exited%s%s.", filepath.Base(h.HoldFile), pidNow(r.pid, p), timeNote)
+					return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock has exited%s%s.", holdName, pidNow(r.pid, p), timeNote)
 				}
-				return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", filepath.Base(h.HoldFile), human(age), pidNow(r.pid, p))
+				return set(Stale, ReasonHoldReleased, "Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", holdName, human(age), pidNow(r.pid, p))
 			}
-			holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", filepath.Base(h.HoldFile))
+			holdNote = fmt.Sprintf(" (its %s is not locked, but the process that wrote the lock is still running)", holdName)
 		}
 	}
 
@@ -220,8 +269,17 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 		if blind != "" {
 			return set(Unknown, ReasonUnprobeable, "%s; but %s.", strings.TrimSuffix(detail, "."), blind)
 		}
-		if c := e.otherNamespaceCLI(r.pid, h.LockWrittenAt, tol); c != nil {
-			return set(Live, ReasonVerified, "pid %d is the Copilot CLI in another PID namespace (pid %d here: %s), running since %s, before the lock was written.", r.pid, c.pid, clip(strings.Join(c.argv, " "), 120), stamp(c.start))
+		// A decision trusts no account of other namespaces older than
+		// itself; a listing none older than the lock.
+		notBefore := h.LockWrittenAt
+		if sg.fresh {
+			notBefore = sg.began
+		}
+		if c := e.inOtherNamespace(r.pid, h.LockWrittenAt, notBefore, tol); c != nil {
+			if c.cli {
+				return set(Live, ReasonVerified, "pid %d is the Copilot CLI in another PID namespace (pid %d here: %s), running since %s, before the lock was written.", r.pid, c.pid, clip(strings.Join(c.argv, " "), 120), stamp(c.start))
+			}
+			return set(Unknown, ReasonUnverified, "%s; but in another PID namespace pid %d (pid %d here) is %s, alive and older than the lock, which does not look like the Copilot CLI, though it may have written it.", strings.TrimSuffix(detail, "."), r.pid, c.pid, clip(strings.Join(c.argv, " "), 80))
 		}
 		return set(Stale, why, "%s", detail)
 	}
@@ -234,11 +292,11 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 	// Rule 3.
 	switch p.state {
 	case procGone:
-		return stale(ReasonProcessExited, "pid %d is not running; %s.", r.pid, when)
+		return stale(ReasonProcessExited, "pid %d is not running; %s.", r.pid, when())
 	case procZombie:
-		return stale(ReasonProcessExited, "pid %d has exited (a zombie its parent has not reaped yet); %s.", r.pid, when)
+		return stale(ReasonProcessExited, "pid %d has exited (a zombie its parent has not reaped yet); %s.", r.pid, when())
 	case procThread:
-		return stale(ReasonProcessExited, "pid %d is not a process but a thread%s, so no process has it; %s.", r.pid, threadOf(p), when)
+		return stale(ReasonProcessExited, "pid %d is not a process but a thread%s, so no process has it; %s.", r.pid, threadOf(p), when())
 	case procUnknown:
 		if young {
 			// Not knowing whether it runs, a young lock is treated as mid-open:
@@ -287,6 +345,40 @@ func (e *Engine) judge(r lockRef, now time.Time, opLocked bool, sg *sight) Holde
 	return set(Unknown, ReasonUnverified, "pid %d is %s, but %s does not look like the Copilot CLI%s%s.", r.pid, older, clip(strings.Join(p.argv, " "), 120), holdNote, timeNote)
 }
 
+// judgeDeadBriefly applies the rules to an old-format lock (a regular
+// .lock, no .hold) whose pid no process or thread has, as judge does
+// (rules 2 and 3, and what makes their stale verdict stand), but without
+// formatting anything; ok is false for any other lock.
+func (e *Engine) judgeDeadBriefly(r lockRef, sg *sight) (Verdict, Reason, bool) {
+	if !pidGone(r.pid) {
+		return "", "", false
+	}
+	if sg.vantage().blindness() != "" {
+		return Unknown, ReasonUnprobeable, true
+	}
+	// A lazy lock's time is not read: a judgement trusts no account of
+	// other namespaces older than itself, which needs none; and a dead
+	// pid's lock is stale whatever its time says, predates-boot or not.
+	notBefore := sg.began
+	if !r.lazy && !sg.fresh {
+		notBefore = r.lock.modTime()
+	}
+	if len(e.inOtherNamespaces(r.pid, notBefore)) > 0 {
+		return "", "", false // judged in full: the time matters there
+	}
+	if r.lazy {
+		return Stale, ReasonProcessExited, true
+	}
+	written := r.lock.modTime()
+	boot, bootErr := bootTime()
+	tol := e.tolerance(boot, bootErr)
+	untrusted := written.After(time.Now().Add(tol)) || written.Before(cliEpoch)
+	if !untrusted && bootErr == nil && written.Before(boot.Add(-tol)) {
+		return Stale, ReasonPredatesBoot, true
+	}
+	return Stale, ReasonProcessExited, true
+}
+
 // cliEpoch is when the Copilot CLI began writing session locks, give or
 // take: no lock can be older.
 var cliEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -331,7 +423,7 @@ func nameOf(p procInfo) string {
 
 func heldBy(pid int, p procInfo) string {
 	if p.state == procAlive && len(p.argv) > 0 {
-		return fmt.Sprintf(" (pid %d is %s)", pid, clip(baseName(p.argv[0]), 40))
+		return fmt.Sprintf("; its lock names pid %d, a running %s", pid, clip(baseName(p.argv[0]), 40))
 	}
 	return ""
 }

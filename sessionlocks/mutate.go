@@ -79,13 +79,17 @@ func (e *Engine) Reclaim(ctx context.Context, opts ReclaimOptions) (ReclaimResul
 	}
 	for _, id := range ids {
 		if ctx.Err() != nil {
-			if len(res.Reclaimed) == 0 || opts.DryRun {
-				return ReclaimResult{}, ctx.Err()
-			}
-			res.Cancelled = true
-			return res, nil
+			break
 		}
 		e.reclaimOne(ctx, id, opts.DryRun, &res)
+	}
+	// Cancelled during any session, the last one too: nothing removed is
+	// nothing done; otherwise the answer says what was.
+	if ctx.Err() != nil {
+		if res.Totals.Reclaimed == 0 || opts.DryRun {
+			return ReclaimResult{}, ctx.Err()
+		}
+		res.Cancelled = true
 	}
 	return res, nil
 }
@@ -95,17 +99,43 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	// Most sessions a reclaim visits have nothing stale: look first, and
 	// take the CLI's operation lock only when there is something to remove,
 	// or a young .hold that only a probe under that lock can judge.
-	s, err := e.scanSession(id, false)
-	if err != nil || s == nil {
+	// The look stops at the first holder that needs the lock: in a
+	// directory of 100,000 dead locks, the first.
+	var kept []Holder
+	need, all := false, 0
+	var s Session
+	ok, err := e.scanVisit(&s, id, false, false, nil, e.decisionSight(false), func(h Holder) bool {
+		all++
+		need = h.Verdict == Stale || h.Reason == ReasonStarting && h.HoldFile != ""
+		if !need && len(kept) < maxListedHolders {
+			kept = append(kept, h)
+		}
+		return !need
+	})
+	if err != nil || !ok {
 		return
 	}
-	if !hasStale(s.Holders) && !hasUnprobedHold(s.Holders) {
-		res.Kept = append(res.Kept, s.Holders...)
+	if !need {
+		for _, h := range kept {
+			res.kept(h)
+		}
+		res.Totals.Kept += all - len(kept)
 		return
 	}
-	if dryRun && !hasUnprobedHold(s.Holders) {
-		classify(s.Holders, res)
-		return
+	if dryRun {
+		// What a reclaim would remove, judged without the lock unless a
+		// young .hold needs it to be judged at all.
+		var dry ReclaimResult
+		unprobed := false
+		e.scanVisit(&s, id, false, false, nil, e.decisionSight(false), func(h Holder) bool {
+			unprobed = unprobed || h.Reason == ReasonStarting && h.HoldFile != ""
+			dry.classify(h)
+			return !unprobed
+		})
+		if !unprobed {
+			res.merge(dry)
+			return
+		}
 	}
 
 	unlock, err := e.locks.lock(ctx, id)
@@ -119,59 +149,65 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 			return
 		}
 		// Report the session's stale holders as not reclaimed, with why.
-		for _, h := range s.Holders {
+		e.scanVisit(&s, id, false, false, nil, e.decisionSight(false), func(h Holder) bool {
 			if h.Verdict == Stale {
-				res.Failed = append(res.Failed, ReclaimFailure{Holder: h, Err: err})
+				res.failed(h, err)
 			} else {
-				res.Kept = append(res.Kept, h)
+				res.kept(h)
 			}
-		}
+			return true
+		})
 		return
 	}
 	defer release()
-
-	if s, err = e.scanLocked(id); err != nil || s == nil {
-		return
-	}
 	if dryRun {
 		// The operation lock was taken only so that young .hold files
 		// could be probed: what a real reclaim would remove, nothing more.
-		classify(s.Holders, res)
+		e.classify(id, true, res)
 		return
 	}
 	if ctx.Err() != nil {
 		return // cancelled: nothing more is removed (Reclaim says what was)
 	}
-	for _, h := range s.Holders {
+	// Judged afresh under the lock, each stale holder removed as it is
+	// judged: a session of 100,000 holders never holds them all.
+	rm := openRemover(filepath.Join(e.dir, id))
+	defer rm.close()
+	n := 0
+	e.scanVisit(&s, id, false, true, nil, e.decisionSight(false), func(h Holder) bool {
 		if h.Verdict != Stale {
-			res.Kept = append(res.Kept, h)
-			continue
+			res.kept(h)
+			return true
 		}
-		if err := e.removeHolder(h, false); err != nil {
-			res.Failed = append(res.Failed, ReclaimFailure{Holder: h, Err: err})
-			continue
+		if err := e.removeHolder(h, false, rm); err != nil {
+			res.failed(h, err)
+			return true
 		}
-		e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
-		res.Reclaimed = append(res.Reclaimed, h)
+		if n++; n <= maxListedHolders {
+			e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
+		}
+		res.reclaimed(h)
+		return true
+	})
+	if n > maxListedHolders {
+		e.log.Info("reclaimed more stale locks", "session", id, "count", n-maxListedHolders)
 	}
 }
 
 // classify is a dry run's answer: stale holders would be reclaimed.
-func classify(hs []Holder, res *ReclaimResult) {
-	for _, h := range hs {
-		if h.Verdict == Stale {
-			res.Reclaimed = append(res.Reclaimed, h)
-		} else {
-			res.Kept = append(res.Kept, h)
-		}
-	}
+func (e *Engine) classify(id string, opLocked bool, res *ReclaimResult) {
+	var s Session
+	e.scanVisit(&s, id, false, opLocked, nil, e.decisionSight(false), func(h Holder) bool {
+		res.classify(h)
+		return true
+	})
 }
 
 // removeHolder deletes a holder's .lock and .hold, each only if it is still
-// the file that was judged. A .hold is deleted only if it is unlocked, unless
-// force is set. The caller holds the session's operation lock.
-func (e *Engine) removeHolder(h Holder, force bool) error {
-	dir := filepath.Dir(h.LockFile)
+// the file that was judged, through rm (the holder's session directory). A
+// .hold is deleted only if it is unlocked, unless force is set. The caller
+// holds the session's operation lock.
+func (e *Engine) removeHolder(h Holder, force bool, rm remover) error {
 	removeHold := h.HoldFile != "" && h.holdID.exists()
 	// Every precondition is checked before anything is unlinked: a .lock
 	// removed beside a .hold that turns out to be held would leave a live
@@ -189,12 +225,12 @@ func (e *Engine) removeHolder(h Holder, force bool) error {
 		}
 	}
 	if h.lockID.exists() {
-		if err := removeInDir(dir, filepath.Base(h.LockFile), h.lockID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := rm.remove(filepath.Base(h.LockFile), h.lockID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)
 		}
 	}
 	if removeHold {
-		if err := removeInDir(dir, filepath.Base(h.HoldFile), h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := rm.remove(filepath.Base(h.HoldFile), h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)
 		}
 	}
@@ -257,7 +293,9 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 			release()
 		}
 	}()
-	s, err := e.scanLocked(id)
+	// Every holder judged now, listed or not, is one the decision covers.
+	decided := map[string]bool{}
+	s, err := e.judgeSession(id, false, true, func(h Holder) { decided[holderEntry(id, h)] = true })
 	if err != nil {
 		return res, err
 	}
@@ -272,10 +310,6 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 	}
 	defer e.InvalidateSession(id)
 
-	decided := map[string]bool{}
-	for _, h := range s.Holders {
-		decided[holderEntry(id, h)] = true
-	}
 	running := map[int]bool{}     // signalled owners that have not exited
 	signalled := map[string]int{} // holders whose owner was signalled, and that owner
 	if opts.Terminate {
@@ -328,28 +362,48 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 				}
 				return res, nil
 			}
-			if s, err = e.scanLocked(id); err != nil || s == nil {
-				return res, nil
-			}
 		}
 	}
-	for _, h := range s.Holders {
+	// Judged once more, and removed as judged: a session of 100,000
+	// holders never holds them all.
+	rm := openRemover(filepath.Join(e.dir, id))
+	defer rm.close()
+	var fresh Session
+	var removeErr error
+	ok, err := e.scanVisit(&fresh, id, false, true, nil, e.decisionSight(false), func(h Holder) bool {
 		switch {
+		case removeErr != nil:
+			res.keep(h)
+			return true
 		case h.Verdict != Stale && !decided[holderEntry(id, h)]:
 			e.log.Info("kept a holder that appeared after the decision", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
-			res.Kept = append(res.Kept, h)
-			continue
+			res.keep(h)
+			return true
 		case h.Verdict != Stale && (h.Owner != nil && running[h.Owner.PID] || running[signalled[holderEntry(id, h)]]):
 			// A signalled owner still running keeps its files: no false
 			// "free" while it may write.
-			res.Kept = append(res.Kept, h)
-			continue
+			res.keep(h)
+			return true
 		}
-		if err := e.removeHolder(h, true); err != nil {
-			return res, err
+		if err := e.removeHolder(h, true, rm); err != nil {
+			removeErr = err
+			res.keep(h)
+			return true
 		}
-		e.log.Info("force-removed lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
-		res.Removed = append(res.Removed, h)
+		if len(res.Removed) < maxListedHolders {
+			e.log.Info("force-removed lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
+		}
+		res.remove(h)
+		return true
+	})
+	if res.RemovedOmitted > 0 {
+		e.log.Info("force-removed more locks", "session", id, "count", res.RemovedOmitted)
+	}
+	if err != nil || !ok {
+		return res, err
+	}
+	if removeErr != nil {
+		return res, removeErr
 	}
 	after, err := e.scanLocked(id)
 	if err != nil {

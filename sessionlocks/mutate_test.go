@@ -210,6 +210,24 @@ func TestForce(t *testing.T) {
 			t.Fatalf("removed %d signalled %v", len(res.Removed), res.Signalled)
 		}
 	})
+	t.Run("a lock that is a directory stays where it was", func(t *testing.T) {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		lock := filepath.Join(dir, lockFileName(2147483003))
+		if err := os.MkdirAll(filepath.Join(lock, "inside"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{})
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("got %v, want the removal refused: not a regular file", err)
+		}
+		if !exists(filepath.Join(lock, "inside")) {
+			t.Error("the directory is no longer at its name")
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+			t.Errorf("the session dir holds %d entries, want workspace.yaml and the lock: %v", len(ents), ents)
+		}
+	})
 	t.Run("not found", func(t *testing.T) {
 		_, err := newEngine(t, t.TempDir(), settle).Force(ctx, "nope", ForceOptions{})
 		if !errors.Is(err, ErrNotFound) {

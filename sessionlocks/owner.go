@@ -1,13 +1,12 @@
 package sessionlocks
 
 // Proving which process holds a session: the only process Force may ever
-// signal. A pid is a number; it is proof of nothing. The proof is a tie the
-// kernel vouches for between a process and this session's own files (the
-// exclusive flock on the holder's .hold, named in the kernel's lock table;
-// for a CLI that writes no .hold, an open descriptor on the session's
-// session.db), that process's pid being the one the lock file names (in its
-// own PID namespace), and its having started before the file was made, so
-// that a pid reused since the lock's first owner died cannot pass.
+// signal. A pid is a number; it is proof of nothing. The proof is a process
+// whose pid is the one the lock file names (here, or in the nested PID
+// namespace it runs in) that started before the file was made and has that
+// very file open (device and inode): the holder's .hold, through a
+// descriptor holding its exclusive flock; for a CLI that writes no .hold,
+// the session's session.db.
 //
 // What the real CLIs give (observed with 1.0.45 to 1.0.102): 1.0.89 and
 // later flock inuse.<pid>.hold for their whole life; 1.0.45 and 1.0.65 keep
@@ -18,44 +17,37 @@ package sessionlocks
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 )
 
 // sessionDB is the SQLite database CLIs 1.0.45 to 1.0.65 keep open in
 // their session directory.
 const sessionDB = "session.db"
 
+// ownerSlack absorbs the rounding of a process's start time (clock ticks)
+// and a file's (the file system's clock granularity): an owner must have
+// started before its file was made, to within this.
+const ownerSlack = 20 * time.Millisecond
+
 // prove finds the Owner of live holder r, or says why none is proven.
 func (e *Engine) prove(r lockRef, sg *sight) (*Owner, string) {
-	k := sg.kernelLocks()
-	if !k.ok {
-		return nil, "which process holds a lock can be proven only where the kernel lists file locks with their owners (Linux's /proc/locks), and it cannot be read here"
-	}
+	candidates := append([]int{r.pid}, e.inOtherNamespaces(r.pid, sg.began)...)
 	if r.hold.exists() && isRegular(r.hold) {
 		hold := filepath.Base(r.holdPath())
-		for _, l := range k.on(r.hold) {
-			if l.kind != lockFlock || !l.write {
-				continue
-			}
-			if o := e.tie(l.pid, r.pid, r.hold, hold, "holds the exclusive flock on "+hold+" (the kernel's lock table says so)"); o != nil {
+		for _, pid := range candidates {
+			if o := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, hold, true, "holds the exclusive flock on "+hold); o != nil {
 				return o, ""
 			}
 		}
 		if e.nestedNS {
-			return nil, fmt.Sprintf("the kernel's lock table shows no flock on %s by a process this sidecar can see: it runs in a PID namespace of its own, and the kernel hides the owners outside it", hold)
+			return nil, fmt.Sprintf("no process this sidecar can see holds %s: it runs in a PID namespace of its own, which hides every process outside it", hold)
 		}
-		return nil, fmt.Sprintf("the kernel's lock table shows no exclusive flock on %s by pid %d (or by a process whose pid in its own PID namespace is %d) that started before the file was made", hold, r.pid, r.pid)
+		return nil, fmt.Sprintf("no process with pid %d (here, or in a PID namespace of its own) that started before %s was made holds its exclusive flock", r.pid, hold)
 	}
 	if db, err := lstatID(filepath.Join(r.dir, sessionDB)); err == nil && isRegular(db) && r.lock.exists() {
-		pids := []int{r.pid}
-		if !e.nestedNS {
-			pids = append(pids, e.inOtherNamespaces(r.pid)...)
-		}
-		for _, pid := range pids {
-			if !hasOpen(pid, db) {
-				continue
-			}
-			if o := e.tie(pid, r.pid, r.lock, filepath.Base(r.lockPath()), "has this session's "+sessionDB+" open"); o != nil {
-				o.file, o.openFile = db, true
+		lock := filepath.Base(r.lockPath())
+		for _, pid := range candidates {
+			if o := e.tie(pid, r.pid, r.lock.modTime(), lock, db, sessionDB, false, "has this session's "+sessionDB+" open"); o != nil {
 				return o, ""
 			}
 		}
@@ -63,10 +55,11 @@ func (e *Engine) prove(r lockRef, sg *sight) (*Owner, string) {
 	return nil, fmt.Sprintf("the lock has no .hold (a CLI older than 1.0.89), and pid %d does not have this session's %s open, so nothing ties a process to this session", r.pid, sessionDB)
 }
 
-// tie returns the Owner if the process pid (here), tied to the session by
-// evidence, is the one the lock files name as named and started before
-// file (named name) was made; nil if not.
-func (e *Engine) tie(pid, named int, file fileID, name, evidence string) *Owner {
+// tie returns the Owner if the process pid (here) is the one the lock files
+// name as named, started before the file madeName was made (at made), and
+// has the file open (openName, identity open; holding its exclusive flock,
+// with flock); nil if not.
+func (e *Engine) tie(pid, named int, made time.Time, madeName string, open fileID, openName string, flock bool, evidence string) *Owner {
 	if pid <= 0 || !namesPID(pid, named) {
 		return nil
 	}
@@ -74,15 +67,17 @@ func (e *Engine) tie(pid, named int, file fileID, name, evidence string) *Owner 
 	if p.state != procAlive || p.start.IsZero() {
 		return nil
 	}
-	boot, bootErr := bootTime()
-	if p.start.After(file.modTime().Add(e.tolerance(boot, bootErr))) {
-		return nil // the pid was reused after the lock's first owner died
+	if p.start.After(made.Add(ownerSlack)) {
+		return nil // started after the file was made: not its maker (a pid reused)
 	}
-	o := &Owner{PID: pid, StartedAt: p.start, file: file, exe: procExeID(pid), argv: p.argv, uid: p.uid}
-	o.Evidence = fmt.Sprintf("pid %d %s, and started before %s was made", pid, evidence, name)
+	if !holdsFile(pid, openName, open, flock) {
+		return nil
+	}
+	o := &Owner{PID: pid, StartedAt: p.start, open: open, openName: openName, flock: flock, exe: procExeID(pid), argv: p.argv, uid: p.uid}
+	o.Evidence = fmt.Sprintf("pid %d %s, and started before %s was made", pid, evidence, madeName)
 	if pid != named {
 		o.NamespacePID = named
-		o.Evidence = fmt.Sprintf("pid %d (pid %d in its own PID namespace) %s, and started before %s was made", pid, named, evidence, name)
+		o.Evidence = fmt.Sprintf("pid %d (pid %d in its own PID namespace) %s, and started before %s was made", pid, named, evidence, madeName)
 	}
 	return o
 }

@@ -83,6 +83,15 @@ func probeHold(path string, want fileID) holdProbe {
 // moved aside under a private name first, checked there, and removed only
 // if it is the one judged; otherwise moved back (never replacing a file
 // that took the name meanwhile).
+// remover removes files of one directory, by path.
+type remover struct{ dir string }
+
+func openRemover(dir string) remover { return remover{dir} }
+
+func (rm remover) close() {}
+
+func (rm remover) remove(name string, want fileID) error { return removeInDir(rm.dir, name, want) }
+
 func removeInDir(dir, name string, want fileID) error {
 	path := filepath.Join(dir, name)
 	if err := checkFile(path, path, want); err != nil {
@@ -198,3 +207,15 @@ func fileTypeBits(m os.FileMode) uint32 {
 	}
 	return t
 }
+
+// dirStat lstat's names in one directory, by path.
+type dirStat struct{ dir string }
+
+func openDirStat(dir string) dirStat { return dirStat{dir} }
+
+func (d dirStat) lstat(name string) (fileID, error) { return lstatID(filepath.Join(d.dir, name)) }
+
+func (d dirStat) close() {}
+
+// pidGone reports that no process has pid.
+func pidGone(pid int) bool { return readProc(pid).state == procGone }

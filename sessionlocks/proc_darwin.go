@@ -108,8 +108,5 @@ func procExe(pid int) string {
 // executable's identity is never needed.
 func procExeID(pid int) fileID { return fileID{} }
 
-// hasOpen: which files another process has open is not read here.
-func hasOpen(pid int, f fileID) bool { return false }
-
 // procComm: only Linux names threads where another process can read it.
 func procComm(pid int) string { return "" }

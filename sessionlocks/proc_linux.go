@@ -55,6 +55,13 @@ func readProc(pid int) procInfo {
 	defer procBufs.Put(bp)
 	buf := *bp
 
+	// No process or thread has the pid: kill(pid, 0) says so far faster
+	// than a lookup in /proc that fails, and most locks a scan meets name
+	// the dead. (It cannot be fooled by hidepid; EPERM means someone has it.)
+	if signalZero(pid) == unix.ESRCH {
+		info.state = procGone
+		return info
+	}
 	// The owner of /proc/<pid>'s files is the process's effective uid (root
 	// for one that is not dumpable): the fstat of the open stat file says
 	// it without another walk of /proc.
@@ -76,7 +83,7 @@ func readProc(pid int) procInfo {
 		info.err = fmt.Errorf("reading /proc/%d/stat: %w", pid, err)
 		return info
 	}
-	state, ppid, startTicks, err := parseStat(buf[:n])
+	state, ppid, threads, startTicks, err := parseStatThreads(buf[:n])
 	if err != nil {
 		info.err = fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		return info
@@ -97,8 +104,11 @@ func readProc(pid int) procInfo {
 		info.tgid, _ = statusTgid(pid)
 		return info
 	}
-	switch state {
-	case 'Z', 'X', 'x':
+	switch {
+	case state == 'Z' && threads > 1:
+		// A leader shows Z once its main thread has exited, while its other
+		// threads run on: the process is alive.
+	case state == 'Z', state == 'X', state == 'x':
 		info.state = procZombie
 		return info
 	}
@@ -178,12 +188,18 @@ func statusField(b []byte, key string) ([]byte, bool) {
 // parseStat reads state, ppid and starttime from /proc/<pid>/stat. The comm
 // field may hold spaces and parentheses, so fields are counted from the last ')'.
 func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
+	state, ppid, _, start, err = parseStatThreads(b)
+	return state, ppid, start, err
+}
+
+// parseStatThreads is parseStat with num_threads (field 20) too.
+func parseStatThreads(b []byte) (state byte, ppid, threads int, start uint64, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, 0, errors.New("malformed")
+		return 0, 0, 0, 0, errors.New("malformed")
 	}
-	// After comm, space-separated: state(3) ppid(4) ... starttime(22),
-	// that is fields 0, 1 and 19 counted from here.
+	// After comm, space-separated: state(3) ppid(4) ... num_threads(20)
+	// ... starttime(22), that is fields 0, 1, 17 and 19 counted from here.
 	var fields [20][]byte
 	n := 0
 	for rest := b[i+2:]; n < len(fields) && len(rest) > 0; n++ {
@@ -194,18 +210,22 @@ func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
 		fields[n], rest = rest[:j], rest[min(j+1, len(rest)):]
 	}
 	if n < len(fields) || len(fields[0]) != 1 {
-		return 0, 0, 0, errors.New("malformed")
+		return 0, 0, 0, 0, errors.New("malformed")
 	}
 	state = fields[0][0]
 	p, err := strconv.Atoi(string(fields[1]))
 	if err != nil {
-		return 0, 0, 0, errors.New("malformed ppid")
+		return 0, 0, 0, 0, errors.New("malformed ppid")
+	}
+	threads, err = strconv.Atoi(string(fields[17]))
+	if err != nil {
+		return 0, 0, 0, 0, errors.New("malformed num_threads")
 	}
 	start, err = strconv.ParseUint(string(bytes.TrimSpace(fields[19])), 10, 64)
 	if err != nil {
-		return 0, 0, 0, errors.New("malformed starttime")
+		return 0, 0, 0, 0, errors.New("malformed starttime")
 	}
-	return state, p, start, nil
+	return state, p, threads, start, nil
 }
 
 // splitArgv splits a NUL-separated command line. A process that rewrote its
@@ -290,36 +310,15 @@ func procExe(pid int) string {
 	return p
 }
 
-// procExeID is the identity of pid's executable: exec() changes it.
+// procExeID is the identity of pid's executable: exec() changes it. It is
+// read from the kernel's cache (AT_STATX_DONT_SYNC): a binary on a stuck
+// FUSE or NFS mount cannot hang it.
 func procExeID(pid int) fileID {
-	id, err := statID("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err != nil {
+	var stx unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/exe", unix.AT_STATX_DONT_SYNC, unix.STATX_INO, &stx) != nil {
 		return fileID{}
 	}
-	return id
-}
-
-// hasOpen reports whether pid has a descriptor open on the file f. Reading
-// another process's descriptors needs the right to trace it (same user, or
-// root); without it the answer is false.
-func hasOpen(pid int, f fileID) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	fd, err := openNoIntr(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	found := false
-	eachDirent(fd, make([]byte, 8192), func(name []byte, _ uint8) {
-		if found || name[0] == '.' {
-			return
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(fd, string(name), &st, 0) == nil && uint64(st.Dev) == f.dev && st.Ino == f.ino {
-			found = true
-		}
-	})
-	return found
+	return fileID{dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), ino: stx.Ino, mode: 1}
 }
 
 // procComm is the name of pid's main thread (/proc/<pid>/comm).

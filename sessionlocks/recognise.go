@@ -5,8 +5,10 @@ package sessionlocks
 // for the lock's writer, live "verified"); it never licenses a signal.
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -49,7 +51,7 @@ func isCopilot(argv []string, pid int) bool {
 	case name == "agency":
 		return firstArg(argv[1:]) == "copilot" || isCopilotBinary(slash(firstArg(argv[1:])))
 	case jsRuntime.MatchString(name):
-		return runsCopilotScript(argv[1:])
+		return runsCopilotScript(argv[1:], pid)
 	}
 	return false
 }
@@ -105,14 +107,14 @@ var valueOptions = map[string]bool{
 // does not know (node -W ignore script.js) is taken for that option's value,
 // once, if what follows it is the script. A script that is a link (npm's
 // bin/copilot) is followed to what it names.
-func runsCopilotScript(args []string) bool {
+func runsCopilotScript(args []string, pid int) bool {
 	skipped := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			if i+1 < len(args) {
-				return isCopilotScript(args[i+1])
+				return isCopilotScript(args[i+1], pid)
 			}
 			return false
 		case valueOptions[a]:
@@ -123,7 +125,7 @@ func runsCopilotScript(args []string) bool {
 		case a == "run" && i == 0: // deno run, bun run
 			continue
 		}
-		if isCopilotScript(a) {
+		if isCopilotScript(a, pid) {
 			return true
 		}
 		if skipped || i == 0 || !strings.HasPrefix(args[i-1], "-") || strings.ContainsAny(a, `/\`) {
@@ -135,16 +137,48 @@ func runsCopilotScript(args []string) bool {
 }
 
 // isCopilotScript reports whether a runtime's script argument is in the
-// @github/copilot package, directly or through a link (npm's global bin).
-func isCopilotScript(a string) bool {
+// @github/copilot package, directly or through links (npm's global
+// bin/copilot). Links are followed as the process pid sees its files: from
+// its own root (a container's, through /proc/<pid>/root) and, for a
+// relative path, its own working directory; pid 0 follows them here.
+func isCopilotScript(a string, pid int) bool {
 	if inCopilotPackage(a) {
 		return true
 	}
-	if base := strings.ToLower(baseName(a)); base != "copilot" && base != "copilot.js" || !filepath.IsAbs(a) {
+	if base := strings.ToLower(baseName(a)); base != "copilot" && base != "copilot.js" {
 		return false
 	}
-	real, err := filepath.EvalSymlinks(a)
-	return err == nil && inCopilotPackage(real)
+	return inCopilotPackage(resolveIn(pid, a))
+}
+
+// resolveIn follows the links of path p as process pid sees it, reading
+// each link's text (never asking the linked file's own file system), and
+// returns where they lead, or "" if it cannot tell.
+func resolveIn(pid int, p string) string {
+	root := ""
+	if pid > 0 {
+		root = "/proc/" + strconv.Itoa(pid) + "/root"
+		if !filepath.IsAbs(p) {
+			cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+			if err != nil {
+				return ""
+			}
+			p = filepath.Join(cwd, p)
+		}
+	} else if !filepath.IsAbs(p) {
+		return ""
+	}
+	for range 8 { // npm's bin link is one hop; a chain longer than this is not npm's
+		target, err := os.Readlink(root + p)
+		if err != nil {
+			return p // not a link (or unreadable): where the chain ends
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return ""
 }
 
 // firstArg is the first argument that is not an option.

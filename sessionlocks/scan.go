@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -476,19 +475,47 @@ func (e *Engine) scanSession(id string, cached bool) (*Session, error) {
 func (e *Engine) scanLocked(id string) (*Session, error) { return e.scanSessionOp(id, false, true) }
 
 func (e *Engine) scanSessionOp(id string, cached, opLocked bool) (*Session, error) {
+	return e.judgeSession(id, cached, opLocked, nil)
+}
+
+// judgeSession reads one session and judges every holder, calling visit
+// (if not nil) with each, and sets its Token from every live and unknown
+// holder, listed or not: what a decision rests on.
+func (e *Engine) judgeSession(id string, cached, opLocked bool, visit func(Holder)) (*Session, error) {
 	var s Session
-	ok, err := e.scanInto(&s, id, cached, opLocked, nil, e.newSight())
+	var nonStale []string
+	sg := e.decisionSight(true)
+	sg.brief = true // a judgement's unlisted holders only count, and name the live ones in the token
+	ok, err := e.scanVisit(&s, id, cached, opLocked, nil, sg, func(h Holder) bool {
+		if h.Verdict != Stale {
+			nonStale = append(nonStale, holderEntry(id, h))
+		}
+		if visit != nil {
+			visit(h)
+		}
+		return true
+	})
 	if !ok || err != nil {
 		return nil, err
 	}
+	s.nonStale, s.Token = nonStale, tokenOf(nonStale)
 	return &s, nil
 }
 
 // scanInto is scanSession writing into s; ok is false when there is no
 // such session directory.
 func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirReader, sg *sight) (ok bool, err error) {
+	return e.scanVisit(s, id, cached, opLocked, r, sg, nil)
+}
+
+// scanVisit is scanInto calling visit with every holder it judges, listed
+// or not (see maxListedHolders), in pid order: how a mutation walks a
+// session of 100,000 holders without holding them all. visit returns false
+// to stop there; s then describes only the holders judged so far.
+func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirReader, sg *sight, visit func(Holder) bool) (ok bool, err error) {
 	epoch := e.epoch.Load()
 	watched := cached && e.watched.Load()
+	var refs []lockRef // the holders to judge: snap.refs, or a huge session's made afresh
 
 	// snap is read-only once stored: the watched path uses the stored
 	// snapshot itself rather than a copy (a listing of 10,000 copies spent
@@ -527,7 +554,6 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 			}
 			read = true
 		}
-		var refs []lockRef
 		// A snapshot read before the watcher's last Mark and confirmed by a
 		// scan after it is stored again, stamped with this scan's epoch:
 		// the stats here came after every watch was in place, so TrustSince
@@ -566,9 +592,18 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 				fresh = e.snapshotOf(dir, sd, now, prev)
 				fresh.refs = e.lockRefs(id, dir, fresh.names)
 			}
+			if refs = fresh.refs; len(refs) > maxListedHolders {
+				fresh.refs = nil // a huge session's holders are not kept: read again when needed
+			}
 			fresh.epoch = epoch
 			snap = &fresh
 			e.dirs.store(id, snap, epoch, &e.epoch)
+		}
+	}
+	if refs == nil {
+		refs = snap.refs
+		if refs == nil && len(snap.names) > maxListedHolders {
+			refs = e.lockRefs(id, snap.path, snap.names)
 		}
 	}
 
@@ -586,20 +621,107 @@ func (e *Engine) scanInto(s *Session, id string, cached, opLocked bool, r *dirRe
 		s.Repository = m.GitRoot
 	}
 
-	for _, r := range snap.refs {
-		k := r.key()
-		if cached {
-			if c, ok := e.cache.get(k); ok {
-				s.Holders = append(s.Holders, c)
-				continue
+	// A session lists at most maxListedHolders holders and counts the
+	// rest; every one is judged, for the state. A huge session's verdicts
+	// are not cached (its listing would hold them all), and are reached in
+	// batches judged on every core, then visited in order.
+	huge := len(refs) > maxListedHolders
+	var n holderCounts
+	take := func(h Holder) bool {
+		n.add(h.Verdict)
+		if len(s.Holders) < maxListedHolders {
+			s.Holders = append(s.Holders, h)
+		} else {
+			s.HoldersOmitted++
+		}
+		return visit == nil || visit(h)
+	}
+	if huge {
+		batch := make([]Holder, min(judgeBatch, len(refs)))
+	batches:
+		for lo := 0; lo < len(refs); lo += judgeBatch {
+			part := refs[lo:min(lo+judgeBatch, len(refs))]
+			e.judgeAll(part, batch, opLocked, sg, lo+len(part) > maxListedHolders && sg.brief, maxListedHolders-lo)
+			for i := range part {
+				if !take(batch[i]) {
+					break batches
+				}
 			}
 		}
-		h := e.judge(r, e.now(), opLocked, sg)
-		e.cache.put(k, h, epoch, &e.epoch)
-		s.Holders = append(s.Holders, h)
+		n.summarise(s)
+		return true, nil
 	}
-	summarise(s)
+	for _, r := range refs {
+		k := r.key()
+		h, got := Holder{}, false
+		if cached {
+			h, got = e.cache.get(k)
+		}
+		if !got {
+			h = e.judge(r, e.now(), opLocked, sg)
+			e.cache.put(k, h, epoch, &e.epoch)
+		}
+		if !take(h) {
+			break
+		}
+	}
+	n.summarise(s)
 	return true, nil
+}
+
+// judgeBatch is how many holders of a huge session are judged at a time.
+const judgeBatch = 4096
+
+// judgeAll judges refs into out (as long) on every core; with brief, those
+// from index listed on briefly (see judgeHolder).
+func (e *Engine) judgeAll(refs []lockRef, out []Holder, opLocked bool, sg *sight, brief bool, listed int) {
+	workers := min(runtime.GOMAXPROCS(0), (len(refs)+255)/256)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(refs); i += workers {
+				out[i] = e.judgeHolder(refs[i], e.now(), opLocked, sg, brief && i >= listed)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// maxListedHolders bounds the holders a session lists; the rest are
+// counted (Session.HoldersOmitted). A real session has one or two; a
+// directory of years of crashes, or a hostile one, may have 100,000.
+const maxListedHolders = 1000
+
+// holderCounts counts verdicts, for a session's state.
+type holderCounts struct{ live, unknown, all int }
+
+func (n *holderCounts) add(v Verdict) {
+	n.all++
+	switch v {
+	case Live:
+		n.live++
+	case Unknown:
+		n.unknown++
+	}
+}
+
+// summarise derives a session's state from its holders' verdicts: inUse if
+// any is live, else unknown if any is unknown, else stale if there are
+// holders, else free; conflict when two or more are live.
+func (n holderCounts) summarise(s *Session) {
+	switch {
+	case n.live > 0:
+		s.State = StateInUse
+	case n.unknown > 0:
+		s.State = StateUnknown
+	case n.all > 0:
+		s.State = StateStale
+	default:
+		s.State = StateFree
+	}
+	s.Conflict = n.live > 1
 }
 
 // sessionDirErr turns an error reading the session directory dir into
@@ -668,73 +790,123 @@ func (e *Engine) applyMeta(snap *dirSnapshot, dir string, b []byte, id fileID, r
 
 // lockRefs pairs .lock and .hold files by pid and lstat's each: the
 // identity (inode, mtime) is part of the cache key and what a later removal
-// checks against. Names that vanished since the listing are dropped.
+// checks against. Names that vanished since the listing are dropped. The
+// files are lstat'ed relative to the session directory, opened once, and
+// a large directory's on every core.
 func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
+	return e.lockRefsLazy(id, dir, names, nil, 0, -1)
+}
+
+// lockRefsLazy is lockRefs leaving unstat'ed, past the first eager
+// holders, those whose files the listing typed (ents, as long as names):
+// they keep the type and inode it gave (lazy), and are stat'ed only if a
+// rule needs their time (see judgeHolder). eager < 0 stats every one. A
+// judgement of a directory of 100,000 dead locks then needs no stat for
+// the 99,000 it does not list.
+func (e *Engine) lockRefsLazy(id, dir string, names []string, ents []dirent, dev uint64, eager int) []lockRef {
 	if len(names) == 0 {
 		return nil
 	}
-	byPID := map[int]*lockRef{}
-	var order []int
-	for _, n := range names {
-		pid, kind, ok := parseLockName(n)
-		if !ok {
-			continue
-		}
-		fid, err := lstatID(filepath.Join(dir, n))
-		if err != nil {
-			continue
-		}
-		r := byPID[pid]
-		if r == nil {
-			r = &lockRef{sessionID: id, dir: dir, pid: pid}
-			byPID[pid] = r
-			order = append(order, pid)
-		}
-		if kind == "lock" {
-			r.lock = fid
-		} else {
-			r.hold = fid
+	type entry struct {
+		pid  int
+		lock bool
+		name string
+		d    dirent
+	}
+	es := make([]entry, 0, len(names))
+	for i, n := range names {
+		if pid, kind, ok := parseLockName(n); ok {
+			en := entry{pid: pid, lock: kind == "lock", name: n}
+			if ents != nil {
+				en.d = ents[i]
+			}
+			es = append(es, en)
 		}
 	}
-	slices.Sort(order)
-	refs := make([]lockRef, 0, len(order))
-	for _, pid := range order {
-		r := byPID[pid]
-		if r.hold.exists() && !isRegular(r.hold) && !r.lock.exists() {
-			continue // a non-file .hold alone is nothing the CLI made
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.pid, b.pid) })
+	// Each holder is a run of entries with one pid: group first, so that
+	// only the eager ones are stat'ed.
+	type run struct{ from, to int }
+	var runs []run
+	for i := 0; i < len(es); {
+		j := i
+		for j < len(es) && es[j].pid == es[i].pid {
+			j++
 		}
-		if r.hold.exists() && !isRegular(r.hold) {
+		runs = append(runs, run{i, j})
+		i = j
+	}
+	ids := make([]fileID, len(es))
+	statted := len(runs)
+	if eager >= 0 && ents != nil {
+		statted = min(eager, len(runs))
+	}
+	st := openDirStat(dir)
+	defer st.close()
+	stat := func(from, step int) {
+		var buf []byte
+		for k := from; k < statted; k += step {
+			for i := runs[k].from; i < runs[k].to; i++ {
+				ids[i], _ = st.lstatZ(es[i].name, &buf) // a name gone since is a zero fileID
+			}
+		}
+	}
+	if workers := min(runtime.GOMAXPROCS(0), statted/4096); workers > 1 {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); stat(w, workers) }()
+		}
+		wg.Wait()
+	} else {
+		stat(0, 1)
+	}
+	refs := make([]lockRef, 0, len(runs))
+	for k, ru := range runs {
+		r := lockRef{sessionID: id, dir: dir, pid: es[ru.from].pid}
+		lazy := k >= statted
+		for i := ru.from; i < ru.to; i++ {
+			id := ids[i]
+			if lazy {
+				if es[i].d.typ == unix_DT_UNKNOWN {
+					lazy = false // the listing did not say: stat this one after all
+					break
+				}
+				id = fileID{dev: dev, ino: es[i].d.ino, mode: typeBits(es[i].d.typ)}
+			}
+			if es[i].lock {
+				r.lock = id
+			} else {
+				r.hold = id
+			}
+		}
+		if !lazy && k >= statted {
+			r.lock, r.hold = fileID{}, fileID{}
+			var buf []byte
+			for i := ru.from; i < ru.to; i++ {
+				fid, _ := st.lstatZ(es[i].name, &buf)
+				if es[i].lock {
+					r.lock = fid
+				} else {
+					r.hold = fid
+				}
+			}
+		}
+		r.lazy = lazy
+		switch {
+		case !r.lock.exists() && !r.hold.exists():
+			continue // both gone since the listing
+		case r.hold.exists() && !isRegular(r.hold) && !r.lock.exists():
+			continue // a non-file .hold alone is nothing the CLI made
+		case r.hold.exists() && !isRegular(r.hold):
 			r.hold = fileID{}
 		}
-		refs = append(refs, r.withKeyPath())
+		if len(es) <= maxListedHolders {
+			r = r.withKeyPath() // kept with the snapshot; a huge session's are made when needed
+		}
+		refs = append(refs, r)
 	}
 	return refs
-}
-
-// summarise derives a session's state from its holders: inUse if any is
-// live, else unknown if any is unknown, else stale if there are holders,
-// else free; conflict when two or more are live.
-func summarise(s *Session) {
-	live, unknown := 0, 0
-	for _, h := range s.Holders {
-		switch h.Verdict {
-		case Live:
-			live++
-		case Unknown:
-			unknown++
-		}
-	}
-	switch {
-	case live > 0:
-		s.State = StateInUse
-	case unknown > 0:
-		s.State = StateUnknown
-	case len(s.Holders) > 0:
-		s.State = StateStale
-	default:
-		s.State = StateFree
-	}
-	s.Conflict = live > 1
 }
 
 // sortSessions orders sessions newest UpdatedAt first (then by id), in

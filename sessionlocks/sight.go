@@ -1,10 +1,9 @@
 package sessionlocks
 
-// What one scan (a listing, or one session judged afresh) learns once and
-// shares between the holders it judges: the kernel's lock table and the
-// engine's vantage. Each is read when the first holder needs it, so that a
-// listing whose verdicts all come from the probe cache reads neither, and
-// no listing reads /proc/locks more than once.
+// What one scan (a listing, or one session judged afresh) shares between
+// the holders it judges: the engine's vantage, read when the first holder
+// needs it, when the scan began, and whether it is a decision (a judgement
+// a user acts on).
 
 import (
 	"sync"
@@ -12,27 +11,25 @@ import (
 )
 
 type sight struct {
-	e *Engine
-
-	locksOnce sync.Once
-	locks     kernelLocks
+	e     *Engine
+	began time.Time
+	// fresh: a decision, which trusts no account of other PID namespaces
+	// made before it began; prove: one that may signal, which proves the
+	// owner of every live holder; brief: holders beyond the listed ones
+	// need only their verdict (nothing but a count is made of them).
+	fresh, prove, brief bool
 
 	vOnce sync.Once
 	v     Vantage
 }
 
-func (e *Engine) newSight() *sight { return &sight{e: e} }
+// newSight is a listing's sight.
+func (e *Engine) newSight() *sight { return &sight{e: e, began: time.Now(), brief: true} }
 
-// kernelLocks is the kernel's lock table as this scan first read it.
-func (s *sight) kernelLocks() kernelLocks {
-	s.locksOnce.Do(func() {
-		k, err := readKernelLocks()
-		if err != nil {
-			s.e.log.Debug("kernel lock table unreadable", "err", err)
-		}
-		s.locks = k
-	})
-	return s.locks
+// decisionSight is the sight of a judgement a user acts on (canResume,
+// reclaimStale, forceResume); prove for one that may signal.
+func (e *Engine) decisionSight(prove bool) *sight {
+	return &sight{e: e, began: time.Now(), fresh: true, prove: prove}
 }
 
 // vantage is where the engine judges from, with the state dir's file
@@ -71,12 +68,17 @@ type nsIndexCache struct {
 }
 
 // inOtherNamespaces returns the pids (here) of the processes whose pid in
-// their own, nested PID namespace is pid.
-func (e *Engine) inOtherNamespaces(pid int) []int {
+// their own, nested PID namespace is pid. The list is made again unless it
+// was made after notBefore (and is younger than nsIndexTTL): a process
+// that wrote a lock at notBefore, and still runs, is then in it.
+func (e *Engine) inOtherNamespaces(pid int, notBefore time.Time) []int {
+	if e.nestedNS {
+		return nil // processes outside are invisible; and below, the sandbox's own
+	}
 	c := &e.nsIdx
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if now := time.Now(); c.byInner == nil || now.Sub(c.at) > nsIndexTTL {
+	if now := time.Now(); c.byInner == nil || now.Sub(c.at) > nsIndexTTL || !c.at.After(notBefore) {
 		idx, err := readNSIndex()
 		if err != nil {
 			e.log.Debug("cannot list processes in other PID namespaces", "err", err)

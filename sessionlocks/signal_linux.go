@@ -2,8 +2,8 @@ package sessionlocks
 
 // Signalling the proven owner of a session, and only it. The pidfd is opened
 // first and everything is verified after: its start time and command line
-// (pid reuse), its executable (an exec since it was judged), and the
-// kernel's lock table still naming it for the file the proof rests on. A
+// (pid reuse), its executable (an exec since it was judged), and its
+// descriptor still on the file the proof rests on (with the flock). A
 // signal sent through that pidfd cannot reach another process, whatever
 // happens to the pid meanwhile.
 
@@ -59,24 +59,8 @@ func (t *target) verify(o *Owner) error {
 			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
 		}
 	}
-	if o.openFile {
-		if !hasOpen(o.PID, o.file) {
-			return fmt.Errorf("pid %d no longer has open the file that proved it the owner", o.PID)
-		}
-	} else {
-		k, err := readKernelLocks()
-		if err != nil {
-			return fmt.Errorf("cannot read the kernel's lock table again: %w", err)
-		}
-		held := false
-		for _, l := range k.on(o.file) {
-			if l.pid == o.PID && l.kind == lockFlock && l.write {
-				held = true
-			}
-		}
-		if !held {
-			return fmt.Errorf("pid %d no longer holds the lock that proved it the owner", o.PID)
-		}
+	if !holdsFile(o.PID, o.openName, o.open, o.flock) {
+		return fmt.Errorf("pid %d no longer has %s open as it did when proven the owner", o.PID, o.openName)
 	}
 	if err := unix.PidfdSendSignal(t.fd, 0, nil, 0); err != nil {
 		return fmt.Errorf("pid %d has exited", o.PID)

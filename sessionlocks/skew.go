@@ -31,14 +31,15 @@ type skewCache struct {
 }
 
 // cliTolerance is cliClockTolerance, or the state dir's measured skew if
-// that is larger. It is measured (a file created and removed in the state
-// dir) only when a verdict depends on it, and then at most every skewTTL.
+// that is larger. It is measured (a file created and removed beside the
+// CLI's operation locks) only when a verdict depends on it, and then at
+// most every skewTTL; where that directory does not exist yet, it is not.
 func (e *Engine) cliTolerance() time.Duration {
 	c := &e.skew
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now := time.Now(); c.at.IsZero() || now.Sub(c.at) > skewTTL {
-		d, err := measureSkew(e.dir)
+		d, err := measureSkew(filepath.Join(e.dir, opLockDir))
 		if err != nil {
 			e.log.Debug("cannot measure the state dir's clock skew", "err", err)
 		}
@@ -47,8 +48,8 @@ func (e *Engine) cliTolerance() time.Duration {
 	return max(cliClockTolerance, c.skew)
 }
 
-// measureSkew creates a file in dir and compares its modification time
-// with the local clock read around its creation.
+// measureSkew creates a file in dir (never making dir) and compares its
+// modification time with the local clock read around its creation.
 func measureSkew(dir string) (time.Duration, error) {
 	var r [8]byte
 	rand.Read(r[:])

@@ -18,16 +18,10 @@ import (
 // more live or unknown holders gets a token that names them as a whole.
 const tokenEntries = 64
 
-// Token names s's live and unknown holders, for Admits. Stale holders are
-// not named: removing them is what reclaiming does anyway, and one that has
-// come alive since is then not in the token.
-func Token(s Session) string {
-	var entries []string
-	for _, h := range s.Holders {
-		if h.Verdict != Stale {
-			entries = append(entries, holderEntry(s.ID, h))
-		}
-	}
+// tokenOf names a session's live and unknown holders (their entries) for
+// admits. Stale holders are not named: removing them is what reclaiming
+// does anyway, and one that has come alive since is then not in the token.
+func tokenOf(entries []string) string {
 	if len(entries) > tokenEntries {
 		sum := sha256.Sum256([]byte(strings.Join(entries, ",")))
 		return "v1s:" + base64.RawURLEncoding.EncodeToString(sum[:12])
@@ -35,26 +29,20 @@ func Token(s Session) string {
 	return "v1:" + strings.Join(entries, ",")
 }
 
-// Admits reports whether every live or unknown holder of s is named by
-// token, which Token made from an earlier judgement of s. A malformed token
-// admits nothing.
+// Admits reports whether every live or unknown holder of s, judged afresh
+// (Session.Token is set), is named by token, which an earlier judgement's
+// Token made. A malformed token admits nothing.
 func Admits(token string, s Session) bool {
-	var mine []string
-	for _, h := range s.Holders {
-		if h.Verdict != Stale {
-			mine = append(mine, holderEntry(s.ID, h))
-		}
-	}
 	switch {
 	case strings.HasPrefix(token, "v1:"):
-		if len(mine) == 0 {
+		if len(s.nonStale) == 0 {
 			return true
 		}
 		named := map[string]bool{}
 		for _, e := range strings.Split(token[len("v1:"):], ",") {
 			named[e] = true
 		}
-		for _, e := range mine {
+		for _, e := range s.nonStale {
 			if !named[e] {
 				return false
 			}
@@ -62,7 +50,7 @@ func Admits(token string, s Session) bool {
 		return true
 	case strings.HasPrefix(token, "v1s:"):
 		// Named as a whole: only the very same set of holders.
-		return Token(s) == token
+		return s.Token == token
 	}
 	return false
 }

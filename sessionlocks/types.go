@@ -118,9 +118,9 @@ type Holder struct {
 }
 
 // Owner is the process proven to hold a session through one holder's
-// files: the kernel names it as the owner of the exclusive lock on the
-// holder's .hold (or, for a CLI that writes no .hold, of a lock on a file of
-// the session), its pid is the one the lock file names (in its own PID
+// files: it has the holder's .hold open through a descriptor holding its
+// exclusive flock (or, for a CLI that writes no .hold, the session's
+// session.db open), its pid is the one the lock file names (in its own PID
 // namespace), and it started before that file was made.
 type Owner struct {
 	// PID is the owner's process id in this process's PID namespace.
@@ -132,9 +132,10 @@ type Owner struct {
 	// Evidence says in one sentence what proves it.
 	Evidence string
 
-	file     fileID   // the file the proof rests on
-	openFile bool     // the proof is an open descriptor on file, not a lock
-	exe      fileID   // the owner's executable when proven: an exec since changes it
+	open     fileID   // the file it has open: its .hold, or session.db
+	openName string   // that file's base name
+	flock    bool     // the proof includes the exclusive flock held through it
+	exe      fileID   // its executable when proven: an exec since changes it
 	argv     []string // its command line when proven
 	uid      int
 }
@@ -171,17 +172,75 @@ type Session struct {
 	UpdatedAt  time.Time
 	State      State
 	Conflict   bool
-	Holders    []Holder
+	// Holders are the session's holders in pid order, at most 1,000 of them
+	// (a directory of years of crashes may hold 100,000); HoldersOmitted
+	// counts the rest. State and Conflict count every one.
+	Holders        []Holder
+	HoldersOmitted int
+	// Token names the live and unknown holders, for ForceOptions.Expect;
+	// set by Session (a judgement to decide on), "" in listings.
+	Token string
+
+	nonStale []string // the entries Token is made of
 }
 
 // ReclaimResult says what Reclaim removed, kept and failed to remove.
 type ReclaimResult struct {
+	// The lists hold at most 1,000 holders each; Totals counts them all.
 	Reclaimed []Holder
 	Kept      []Holder
 	Failed    []ReclaimFailure
+	Totals    ReclaimTotals
 	// Cancelled is set when the call was cancelled after it had removed
 	// something: it stopped before the next session.
 	Cancelled bool
+}
+
+// ReclaimTotals count the holders Reclaim reclaimed, kept and failed to
+// reclaim, listed or not.
+type ReclaimTotals struct{ Reclaimed, Kept, Failed int }
+
+func (r *ReclaimResult) reclaimed(h Holder) {
+	if r.Totals.Reclaimed++; len(r.Reclaimed) < maxListedHolders {
+		r.Reclaimed = append(r.Reclaimed, h)
+	}
+}
+
+func (r *ReclaimResult) kept(h Holder) {
+	if r.Totals.Kept++; len(r.Kept) < maxListedHolders {
+		r.Kept = append(r.Kept, h)
+	}
+}
+
+// classify records what a dry run would do with h.
+func (r *ReclaimResult) classify(h Holder) {
+	if h.Verdict == Stale {
+		r.reclaimed(h)
+	} else {
+		r.kept(h)
+	}
+}
+
+// merge adds o to r.
+func (r *ReclaimResult) merge(o ReclaimResult) {
+	for _, h := range o.Reclaimed {
+		r.reclaimed(h)
+	}
+	for _, h := range o.Kept {
+		r.kept(h)
+	}
+	for _, f := range o.Failed {
+		r.failed(f.Holder, f.Err)
+	}
+	r.Totals.Reclaimed += o.Totals.Reclaimed - len(o.Reclaimed)
+	r.Totals.Kept += o.Totals.Kept - len(o.Kept)
+	r.Totals.Failed += o.Totals.Failed - len(o.Failed)
+}
+
+func (r *ReclaimResult) failed(h Holder, err error) {
+	if r.Totals.Failed++; len(r.Failed) < maxListedHolders {
+		r.Failed = append(r.Failed, ReclaimFailure{Holder: h, Err: err})
+	}
 }
 
 // ReclaimFailure pairs a holder with the reason its files were not removed.
@@ -197,6 +256,9 @@ type ForceResult struct {
 	// running after the grace period, or a holder that appeared after the
 	// session was judged (see ForceOptions.Expect).
 	Kept []Holder
+	// RemovedOmitted and KeptOmitted count the holders beyond the first
+	// 1,000 of each list.
+	RemovedOmitted, KeptOmitted int
 	// Signalled are the owners sent SIGTERM; Exited those of them that
 	// exited; StillRunning those that had not when Force gave up waiting
 	// (after SIGKILL too, with Kill). Killed are the ones sent SIGKILL.
@@ -205,6 +267,22 @@ type ForceResult struct {
 	// signal, each with why.
 	NotSignalled []Refusal
 	Session      Session
+}
+
+func (r *ForceResult) remove(h Holder) {
+	if len(r.Removed) < maxListedHolders {
+		r.Removed = append(r.Removed, h)
+	} else {
+		r.RemovedOmitted++
+	}
+}
+
+func (r *ForceResult) keep(h Holder) {
+	if len(r.Kept) < maxListedHolders {
+		r.Kept = append(r.Kept, h)
+	} else {
+		r.KeptOmitted++
+	}
 }
 
 // Refusal is a holder Force did not signal, and why.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,9 +35,9 @@ func TestVerdicts(t *testing.T) {
 			pastSettle()
 			return want{Live, ReasonHoldLocked, "kernel lock on inuse."}
 		}},
-		{"live new format, young lock: the lock table shows the flock at once, no probe needed", func(t *testing.T, sd, dir string) want {
+		{"live new format, young lock: its process's descriptor shows the flock at once, no probe needed", func(t *testing.T, sd, dir string) want {
 			startHolder(t, sd, filepath.Base(dir))
-			return want{Live, ReasonHoldLocked, "as the kernel's lock table shows"}
+			return want{Live, ReasonHoldLocked, "through a descriptor it has open on it"}
 		}},
 		{"live old format, verified", func(t *testing.T, sd, dir string) want {
 			startHolder(t, sd, filepath.Base(dir), "--old")
@@ -245,6 +247,14 @@ func TestParseLockName(t *testing.T) {
 		{"inuse.12.lockx", 0, "", false},
 		{"xinuse.12.lock", 0, "", false},
 		{"inuse.12.hold/", 0, "", false},
+		{"inuse..lock", 0, "", false},
+		{"inuse.1a.lock", 0, "", false},
+		{"inuse.-1.lock", 0, "", false},
+		{"inuse.+1.lock", 0, "", false},
+		{"inuse.99999999999.lock", 0, "", false},
+		{"inuse.1.Lock", 0, "", false},
+		{"inuse.1xlock", 0, "", false},
+		{"INUSE.1.lock", 0, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,6 +264,29 @@ func TestParseLockName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseLockName holds the hand-written parser to the expression it
+// replaced, with the pid range on top.
+func FuzzParseLockName(f *testing.F) {
+	for _, s := range []string{"inuse.1.lock", "inuse.4242.hold", "inuse.007.lock", "inuse.2147483648.lock", "inuse..hold"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`^inuse\.[1-9][0-9]*\.(lock|hold)$`)
+	f.Fuzz(func(t *testing.T, name string) {
+		pid, kind, ok := parseLockName(name)
+		want := re.MatchString(name)
+		if want {
+			n, err := strconv.ParseInt(name[6:len(name)-5], 10, 64)
+			want = err == nil && n >= 1 && n <= maxPID
+		}
+		if ok != want {
+			t.Fatalf("parseLockName(%q) ok = %v, want %v", name, ok, want)
+		}
+		if ok && (lockFileName(pid) != name && holdFileName(pid) != name || name[len(name)-4:] != kind) {
+			t.Fatalf("parseLockName(%q) = %d, %q", name, pid, kind)
+		}
+	})
 }
 
 func TestValidateID(t *testing.T) {

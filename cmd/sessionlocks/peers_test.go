@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -261,23 +260,4 @@ func TestServeManyWaitingRequests(t *testing.T) {
 	s.in.Close()
 	took := s.waitExit(t, "after stdin closed with thousands of requests waiting")
 	t.Logf("answered status and a cancellation after %d of %d reclaims; exited %v after stdin closed", reclaims, n, took)
-}
-
-// waitLocked waits until someone holds an exclusive flock on p.
-func waitLocked(t *testing.T, p string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if f, err := os.Open(p); err == nil {
-			err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
-			f.Close()
-			if err == syscall.EWOULDBLOCK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nobody locked %s", p)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -40,6 +40,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	namePID := fs.Int("name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
 	nameThread := fs.Bool("name-thread", false, "name the lock files after one of this process's other threads (Linux)")
 	openDB := fs.Bool("open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
+	openExtra := fs.String("open", "", "also keep this file open (a file on another mount, say)")
 	comm := fs.String("comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
 	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
 	loopHold := fs.Duration("loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
@@ -97,6 +98,14 @@ func Run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer db.Close()
+	}
+	if *openExtra != "" {
+		f, err := os.OpenFile(*openExtra, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			fmt.Fprintln(stderr, "copilot(fake):", err)
+			return 1
+		}
+		defer f.Close()
 	}
 	// Signals are caught before "ready": a parent may signal at once.
 	// With --exit-on-eof they keep their default action (SIGTERM ends it).

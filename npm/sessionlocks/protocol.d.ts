@@ -96,9 +96,13 @@ export interface CanResumeResult {
    */
   conflict: boolean;
   /**
-   * Holders are the session's lock holders, freshly probed.
+   * Holders are the session's lock holders, freshly probed, at most 1,000.
    */
   holders: Holder[];
+  /**
+   * HoldersOmitted counts the holders beyond the first 1,000, judged but not listed; absent when none are omitted.
+   */
+  holdersOmitted?: number;
   /**
    * Message is one sentence for the IDE's prompt, for example "In use by pid 4242 (copilot), started 10:02.".
    */
@@ -196,6 +200,14 @@ export interface ForceResumeResult {
    */
   kept: Holder[];
   /**
+   * RemovedOmitted counts the removed holders beyond the first 1,000 listed in removed; absent when none.
+   */
+  removedOmitted?: number;
+  /**
+   * KeptOmitted counts the kept holders beyond the first 1,000 listed in kept; absent when none.
+   */
+  keptOmitted?: number;
+  /**
    * Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
    */
   terminated: number[];
@@ -286,11 +298,11 @@ export interface Holder {
    */
   writerVerified: boolean;
   /**
-   * Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof.
+   * Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
    */
   owner?: Owner;
   /**
-   * NoOwner says why no process is proven to hold the session, for a live holder without an owner; absent otherwise.
+   * NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
    */
   noOwner?: string;
 }
@@ -463,6 +475,27 @@ export interface ReclaimStaleResult {
    * Cancelled is true when the request was cancelled after it had removed something: it stopped before the next session, and the lists say what it did. (Cancelled before it removed anything, it fails with -32800 instead.)
    */
   cancelled?: boolean;
+  /**
+   * Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
+   */
+  totals: ReclaimTotals;
+}
+/**
+ * ReclaimTotals count what reclaimStale did, listed or not.
+ */
+export interface ReclaimTotals {
+  /**
+   * Reclaimed counts the stale holders whose files were removed (or, with dryRun, would be).
+   */
+  reclaimed: number;
+  /**
+   * Kept counts the holders left alone.
+   */
+  kept: number;
+  /**
+   * Failed counts the stale holders whose files could not be removed.
+   */
+  failed: number;
 }
 /**
  * Session is one directory under the state directory and the verdicts on its lock holders.
@@ -513,9 +546,13 @@ export interface Session {
    */
   conflict: boolean;
   /**
-   * Holders are the session's lock holders, possibly none.
+   * Holders are the session's lock holders in pid order, possibly none, and at most 1,000.
    */
   holders: Holder[];
+  /**
+   * HoldersOmitted counts the holders beyond the first 1,000, which are not listed (a directory of years of crashes, or a hostile one); state and conflict count them all. Absent when none are omitted.
+   */
+  holdersOmitted?: number;
 }
 /**
  * SessionsChangedParams are the parameters of the sessionsChanged notification.

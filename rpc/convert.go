@@ -151,7 +151,7 @@ func wireCanResume(ss sessionlocks.Session, now time.Time) *CanResumeResult {
 		Conflict:       ss.Conflict,
 		Holders:        wireHolders(ss.Holders),
 		Message:        resumeMessage(ss, now),
-		Token:          ss.Token,
+		Token:          ss.Token(),
 		HoldersOmitted: ss.HoldersOmitted,
 	}
 }

@@ -14,7 +14,10 @@ import (
 	"time"
 )
 
-// The probe benchmarks judge one holder with no cache, as canResume does.
+// The probe benchmarks judge one holder with no cache: as a listing does
+// (hold, nohold, dead), and as canResume does (decide-*), which also proves
+// who holds a live session and, for a dead pid, looks for the lock's writer
+// in other PID namespaces (a walk of /proc, made afresh for every decision).
 // BenchmarkPSSpawn is the old approach's per-lock cost (copilot-ide spawns
 // `ps -p <pid> -o command=` for every lock whose pid answers kill(pid, 0)),
 // measured here so that the ratio comes from one run on one machine.
@@ -37,16 +40,25 @@ func BenchmarkProbe(b *testing.B) {
 		if len(refs) != 1 {
 			b.Fatalf("%s: %d refs", tc.name, len(refs))
 		}
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var h Holder
-			for b.Loop() {
-				h = e.judge(refs[0], time.Now(), false, e.decisionSight(true))
+		for _, decide := range []bool{false, true} {
+			// A listing shares one sight between its holders; a decision
+			// is one session's, made afresh.
+			listing := e.newSight()
+			name, sg := tc.name, func() *sight { return listing }
+			if decide {
+				name, sg = "decide-"+tc.name, func() *sight { return e.decisionSight(true) }
 			}
-			if h.Verdict != s.Holders[0].Verdict {
-				b.Fatalf("verdict changed: %s", h.Verdict)
-			}
-		})
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				var h Holder
+				for b.Loop() {
+					h = e.judge(refs[0], time.Now(), false, sg())
+				}
+				if h.Verdict != s.Holders[0].Verdict {
+					b.Fatalf("verdict changed: %s", h.Verdict)
+				}
+			})
+		}
 	}
 	b.Run("session-fresh", func(b *testing.B) {
 		b.ReportAllocs()

@@ -44,7 +44,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		sd, e, seen := crashedSession(t)
 		for i := range 5 {
 			fresh := startHolder(t, sd, "s")
-			_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token, Terminate: true})
+			_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token(), Terminate: true})
 			var ce *ChangedError
 			if !errors.As(err, &ce) {
 				t.Fatalf("try %d: Force = %v, want a ChangedError", i, err)
@@ -74,7 +74,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		// Its .lock is written: it holds the operation lock until its .hold
 		// is flocked, 300 ms later.
 		waitFor(t, "the new CLI's .lock", func() bool { return exists(filepath.Join(sd, "s", lockFileName(cmd.Process.Pid))) })
-		_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token})
+		_, err := e.Force(ctx, "s", ForceOptions{Expect: seen.Token()})
 		if !errors.Is(err, ErrChanged) {
 			t.Fatalf("Force = %v, want ErrChanged", err)
 		}
@@ -88,7 +88,7 @@ func TestForceExpectRefusesHoldersTheUserDidNotSee(t *testing.T) {
 		newSession(t, sd, "s")
 		live := startHolder(t, sd, "s")
 		e := newEngine(t, sd, settle)
-		res, err := e.Force(ctx, "s", ForceOptions{Expect: mustSession(t, e, "s").Token})
+		res, err := e.Force(ctx, "s", ForceOptions{Expect: mustSession(t, e, "s").Token()})
 		if err != nil || len(res.Removed) != 1 || res.Removed[0].PID != live.pid {
 			t.Fatalf("Force = %+v, %v; want the live holder the user saw removed", res.Removed, err)
 		}

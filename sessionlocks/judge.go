@@ -122,19 +122,20 @@ func (e *Engine) judgeHolder(r lockRef, now time.Time, opLocked bool, sg *sight,
 		}
 		h.lockID, h.holdID = r.lock, r.hold
 	}
+	name, holdName := lockFileName(r.pid), holdFileName(r.pid)
+	holdPath := filepath.Join(r.dir, holdName)
 	if !brief {
-		h.LockFile = r.lockPath()
+		h.LockFile = filepath.Join(r.dir, name)
+		if r.hold.exists() {
+			h.HoldFile = holdPath
+		}
 	}
 	written := r.lock
-	if r.hold.exists() && !brief {
-		h.HoldFile = r.holdPath()
-	}
 	if !r.lock.exists() {
 		written = r.hold
 	}
 	h.LockWrittenAt = written.modTime()
 	age := now.Sub(h.LockWrittenAt)
-	name, holdName := lockFileName(r.pid), holdFileName(r.pid)
 
 	set := func(v Verdict, why Reason, format string, args ...any) Holder {
 		h.Verdict, h.Reason = v, why
@@ -210,7 +211,7 @@ func (e *Engine) judgeHolder(r lockRef, now time.Time, opLocked bool, sg *sight,
 		}
 	}
 	if r.hold.exists() && (!young || opLocked) {
-		hp := probeHold(r.holdPath(), r.hold)
+		hp := probeHold(holdPath, r.hold)
 		switch {
 		case errors.Is(hp.err, errChanged):
 			// Re-created since the scan: a CLI is opening the session now.

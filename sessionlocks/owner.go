@@ -31,10 +31,21 @@ const ownerSlack = 20 * time.Millisecond
 
 // prove finds the Owner of live holder r, or says why none is proven.
 func (e *Engine) prove(r lockRef, sg *sight) (*Owner, string) {
-	candidates := append([]int{r.pid}, e.inOtherNamespaces(r.pid, sg.began)...)
+	// The named pid first; processes of other PID namespaces (a walk of
+	// /proc) only when it is not the one.
+	candidates := func(yield func(int) bool) {
+		if !yield(r.pid) {
+			return
+		}
+		for _, pid := range e.inOtherNamespaces(r.pid, sg.began) {
+			if !yield(pid) {
+				return
+			}
+		}
+	}
 	if r.hold.exists() && isRegular(r.hold) {
 		hold := filepath.Base(r.holdPath())
-		for _, pid := range candidates {
+		for pid := range candidates {
 			if o := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, hold, true, "holds the exclusive flock on "+hold); o != nil {
 				return o, ""
 			}
@@ -46,7 +57,7 @@ func (e *Engine) prove(r lockRef, sg *sight) (*Owner, string) {
 	}
 	if db, err := lstatID(filepath.Join(r.dir, sessionDB)); err == nil && isRegular(db) && r.lock.exists() {
 		lock := filepath.Base(r.lockPath())
-		for _, pid := range candidates {
+		for pid := range candidates {
 			if o := e.tie(pid, r.pid, r.lock.modTime(), lock, db, sessionDB, false, "has this session's "+sessionDB+" open"); o != nil {
 				return o, ""
 			}

@@ -83,16 +83,23 @@ func readProc(pid int) procInfo {
 		info.err = fmt.Errorf("reading /proc/%d/stat: %w", pid, err)
 		return info
 	}
-	state, ppid, threads, startTicks, err := parseStatThreads(buf[:n])
+	f, err := parseStat(buf[:n])
 	if err != nil {
 		info.err = fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		return info
 	}
-	info.ppid = ppid
+	info.ppid = f.ppid
 	if boot, err := bootTime(); err == nil {
-		info.start = boot.Add(time.Duration(startTicks) * (time.Second / clockTicks))
+		info.start = boot.Add(time.Duration(f.start) * (time.Second / clockTicks))
 	}
-	switch leader, err := isLeader(pid); {
+	// A thread's tid opens /proc/<tid> as a pid would. Its stat says so
+	// (exit_signal -1), which costs nothing more; pidfd_open is asked only
+	// where the line lacks the field.
+	leader, err := f.exitSignal != -1, error(nil)
+	if !f.hasExitSignal {
+		leader, err = isLeader(pid)
+	}
+	switch {
 	case errors.Is(err, unix.ESRCH):
 		info.state = procGone // exited since its stat was read
 		return info
@@ -105,10 +112,10 @@ func readProc(pid int) procInfo {
 		return info
 	}
 	switch {
-	case state == 'Z' && threads > 1:
+	case f.state == 'Z' && f.threads > 1:
 		// A leader shows Z once its main thread has exited, while its other
 		// threads run on: the process is alive.
-	case state == 'Z', state == 'X', state == 'x':
+	case f.state == 'Z', f.state == 'X', f.state == 'x':
 		info.state = procZombie
 		return info
 	}
@@ -185,22 +192,32 @@ func statusField(b []byte, key string) ([]byte, bool) {
 	return nil, false
 }
 
-// parseStat reads state, ppid and starttime from /proc/<pid>/stat. The comm
-// field may hold spaces and parentheses, so fields are counted from the last ')'.
-func parseStat(b []byte) (state byte, ppid int, start uint64, err error) {
-	state, ppid, _, start, err = parseStatThreads(b)
-	return state, ppid, start, err
+// statFields are the fields of /proc/<pid>/stat the engine reads.
+type statFields struct {
+	state   byte
+	ppid    int
+	threads int    // num_threads (field 20)
+	start   uint64 // starttime in clock ticks since boot (field 22)
+	// exitSignal (field 38) is -1 for a thread that is not its group's
+	// leader (the kernel gives CLONE_THREAD children no exit signal) and a
+	// signal number, often 0 or SIGCHLD, for a process; hasExitSignal is
+	// false where the line stops short of it.
+	exitSignal    int
+	hasExitSignal bool
 }
 
-// parseStatThreads is parseStat with num_threads (field 20) too.
-func parseStatThreads(b []byte) (state byte, ppid, threads int, start uint64, err error) {
+// parseStat reads /proc/<pid>/stat. The comm field may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func parseStat(b []byte) (statFields, error) {
+	var f statFields
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, 0, 0, errors.New("malformed")
+		return f, errors.New("malformed")
 	}
 	// After comm, space-separated: state(3) ppid(4) ... num_threads(20)
-	// ... starttime(22), that is fields 0, 1, 17 and 19 counted from here.
-	var fields [20][]byte
+	// ... starttime(22) ... exit_signal(38), that is fields 0, 1, 17, 19
+	// and 35 counted from here.
+	var fields [36][]byte
 	n := 0
 	for rest := b[i+2:]; n < len(fields) && len(rest) > 0; n++ {
 		j := bytes.IndexByte(rest, ' ')
@@ -209,23 +226,25 @@ func parseStatThreads(b []byte) (state byte, ppid, threads int, start uint64, er
 		}
 		fields[n], rest = rest[:j], rest[min(j+1, len(rest)):]
 	}
-	if n < len(fields) || len(fields[0]) != 1 {
-		return 0, 0, 0, 0, errors.New("malformed")
+	if n < 20 || len(fields[0]) != 1 {
+		return f, errors.New("malformed")
 	}
-	state = fields[0][0]
-	p, err := strconv.Atoi(string(fields[1]))
-	if err != nil {
-		return 0, 0, 0, 0, errors.New("malformed ppid")
+	f.state = fields[0][0]
+	var err error
+	if f.ppid, err = strconv.Atoi(string(fields[1])); err != nil {
+		return f, errors.New("malformed ppid")
 	}
-	threads, err = strconv.Atoi(string(fields[17]))
-	if err != nil {
-		return 0, 0, 0, 0, errors.New("malformed num_threads")
+	if f.threads, err = strconv.Atoi(string(fields[17])); err != nil {
+		return f, errors.New("malformed num_threads")
 	}
-	start, err = strconv.ParseUint(string(bytes.TrimSpace(fields[19])), 10, 64)
-	if err != nil {
-		return 0, 0, 0, 0, errors.New("malformed starttime")
+	if f.start, err = strconv.ParseUint(string(bytes.TrimSpace(fields[19])), 10, 64); err != nil {
+		return f, errors.New("malformed starttime")
 	}
-	return state, p, threads, start, nil
+	if n == len(fields) {
+		f.exitSignal, err = strconv.Atoi(string(bytes.TrimSpace(fields[35])))
+		f.hasExitSignal = err == nil
+	}
+	return f, nil
 }
 
 // splitArgv splits a NUL-separated command line. A process that rewrote its

@@ -1,6 +1,7 @@
 package sessionlocks
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -10,13 +11,26 @@ import (
 
 func TestParseStat(t *testing.T) {
 	// comm may hold spaces and parentheses; fields are counted from the last ')'.
-	line := "4242 (we ird) (name)) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
-	state, ppid, start, err := parseStat([]byte(line))
-	if err != nil || state != 'S' || ppid != 17 || start != 987654 {
-		t.Fatalf("parseStat = %c %d %d %v", state, ppid, start, err)
+	// A leader's line, then a thread's (exit_signal -1), then one from a
+	// kernel that stops before exit_signal.
+	const head = "4242 (we ird) (name)) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 3 0 987654 1000 100 18446744073709551615"
+	const tail = " 1 1 0 0 0 0 0 0 0 0 0 0 %d 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	for _, tc := range []struct {
+		line       string
+		exitSignal int
+		has        bool
+	}{
+		{head + fmt.Sprintf(tail, 17), 17, true},
+		{head + fmt.Sprintf(tail, -1), -1, true},
+		{head + "\n", 0, false},
+	} {
+		f, err := parseStat([]byte(tc.line))
+		if err != nil || f.state != 'S' || f.ppid != 17 || f.start != 987654 || f.threads != 3 || f.exitSignal != tc.exitSignal || f.hasExitSignal != tc.has {
+			t.Fatalf("parseStat(%q) = %+v, %v", tc.line, f, err)
+		}
 	}
 	for _, bad := range []string{"", "4242 (x", "4242 (x) S 1 2", "4242 (x) SS 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9"} {
-		if _, _, _, err := parseStat([]byte(bad)); err == nil {
+		if _, err := parseStat([]byte(bad)); err == nil {
 			t.Errorf("parseStat(%q) accepted", bad)
 		}
 	}

@@ -498,7 +498,7 @@ func (e *Engine) judgeSession(id string, cached, opLocked bool, visit func(Holde
 	if !ok || err != nil {
 		return nil, err
 	}
-	s.nonStale, s.Token = nonStale, tokenOf(nonStale)
+	s.decided = &decided{token: tokenOf(nonStale), nonStale: nonStale}
 	return &s, nil
 }
 

@@ -33,16 +33,19 @@ func tokenOf(entries []string) string {
 // (Session.Token is set), is named by token, which an earlier judgement's
 // Token made. A malformed token admits nothing.
 func Admits(token string, s Session) bool {
+	if s.decided == nil {
+		return false
+	}
 	switch {
 	case strings.HasPrefix(token, "v1:"):
-		if len(s.nonStale) == 0 {
+		if len(s.decided.nonStale) == 0 {
 			return true
 		}
 		named := map[string]bool{}
 		for _, e := range strings.Split(token[len("v1:"):], ",") {
 			named[e] = true
 		}
-		for _, e := range s.nonStale {
+		for _, e := range s.decided.nonStale {
 			if !named[e] {
 				return false
 			}
@@ -50,7 +53,7 @@ func Admits(token string, s Session) bool {
 		return true
 	case strings.HasPrefix(token, "v1s:"):
 		// Named as a whole: only the very same set of holders.
-		return s.Token == token
+		return s.decided.token == token
 	}
 	return false
 }

@@ -177,11 +177,26 @@ type Session struct {
 	// counts the rest. State and Conflict count every one.
 	Holders        []Holder
 	HoldersOmitted int
-	// Token names the live and unknown holders, for ForceOptions.Expect;
-	// set by Session (a judgement to decide on), "" in listings.
-	Token string
 
-	nonStale []string // the entries Token is made of
+	// decided is set by Session (a judgement to decide on), nil in
+	// listings; a pointer keeps the Session a listing copies small.
+	decided *decided
+}
+
+// decided is what a judgement to decide on adds to a Session: the live and
+// unknown holders it saw, for ForceOptions.Expect.
+type decided struct {
+	token    string
+	nonStale []string // the entries token is made of
+}
+
+// Token names the live and unknown holders, for ForceOptions.Expect; set
+// by Session (a judgement to decide on), "" in listings.
+func (s Session) Token() string {
+	if s.decided == nil {
+		return ""
+	}
+	return s.decided.token
 }
 
 // ReclaimResult says what Reclaim removed, kept and failed to remove.

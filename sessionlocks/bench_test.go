@@ -36,7 +36,7 @@ func BenchmarkProbe(b *testing.B) {
 		s := mustSession(b, e, tc.name)
 		dir := filepath.Join(sd, tc.name)
 		sd, _ := newDirReader(sd).read(dir, tc.name)
-		refs := e.lockRefs(tc.name, dir, sd.names)
+		refs := e.lockRefs(tc.name, dir, sd.files)
 		if len(refs) != 1 {
 			b.Fatalf("%s: %d refs", tc.name, len(refs))
 		}

@@ -29,7 +29,7 @@ func TestBriefJudgementAgrees(t *testing.T) {
 		t.Run(fmt.Sprintf("fs=%q", fsType), func(t *testing.T) {
 			e := New(Options{StateDir: sd, Settle: settle, Logger: quiet, FSType: fsType})
 			sd, _ := newDirReader(sd).read(dir, "s")
-			refs := e.lockRefs("s", dir, sd.names)
+			refs := e.lockRefs("s", dir, sd.files)
 			for _, r := range refs {
 				full := e.judgeHolder(r, time.Now(), false, e.newSight(), false)
 				brief := e.judgeHolder(r, time.Now(), false, e.newSight(), true)

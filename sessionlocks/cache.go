@@ -142,7 +142,10 @@ type dirSnapshot struct {
 	path   string
 	dir    fileID
 	readAt time.Time
-	names  []string // inuse.* names, sorted
+	files  []lockFile // inuse.* files, sorted (sortLockFiles)
+	// huge: more than maxListedHolders holders, whose refs are not kept
+	// but made as they are judged (see judgeHuge).
+	huge   bool
 	meta   metadata
 	metaID fileID // workspace.yaml as parsed; zero if absent
 	metaAt time.Time

@@ -20,28 +20,6 @@ type lockRef struct {
 	// orphan hold. Made once with the ref, which a watched listing reuses,
 	// instead of joined afresh for every lookup.
 	keyPath string
-	// lazy: the files are not stat'ed yet; lock and hold hold only the type
-	// and inode their directory's listing gave (see lockRefsLazy).
-	lazy bool
-}
-
-// statted is r with its files stat'ed, if it was lazy; ok is false when
-// both have gone since the listing.
-func (r lockRef) statted() (lockRef, bool) {
-	if !r.lazy {
-		return r, true
-	}
-	st := openDirStat(r.dir)
-	defer st.close()
-	r.lazy = false
-	r.lock, r.hold = fileID{}, fileID{}
-	if id, err := st.lstat(lockFileName(r.pid)); err == nil {
-		r.lock = id
-	}
-	if id, err := st.lstat(holdFileName(r.pid)); err == nil && isRegular(id) {
-		r.hold = id
-	}
-	return r, r.lock.exists() || r.hold.exists()
 }
 
 func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.pid)) }
@@ -114,13 +92,6 @@ func (e *Engine) judgeHolder(r lockRef, now time.Time, opLocked bool, sg *sight,
 			h.Verdict, h.Reason, h.LockWrittenAt = v, why, r.lock.modTime()
 			return h
 		}
-	}
-	if r.lazy {
-		var ok bool
-		if r, ok = r.statted(); !ok {
-			return Holder{} // gone since the listing: no holder (Verdict "")
-		}
-		h.lockID, h.holdID = r.lock, r.hold
 	}
 	name, holdName := lockFileName(r.pid), holdFileName(r.pid)
 	holdPath := filepath.Join(r.dir, holdName)
@@ -357,18 +328,12 @@ func (e *Engine) judgeDeadBriefly(r lockRef, sg *sight) (Verdict, Reason, bool) 
 	if sg.vantage().blindness() != "" {
 		return Unknown, ReasonUnprobeable, true
 	}
-	// A lazy lock's time is not read: a judgement trusts no account of
-	// other namespaces older than itself, which needs none; and a dead
-	// pid's lock is stale whatever its time says, predates-boot or not.
 	notBefore := sg.began
-	if !r.lazy && !sg.fresh {
+	if !sg.fresh {
 		notBefore = r.lock.modTime()
 	}
 	if len(e.inOtherNamespaces(r.pid, notBefore)) > 0 {
 		return "", "", false // judged in full: the time matters there
-	}
-	if r.lazy {
-		return Stale, ReasonProcessExited, true
 	}
 	written := r.lock.modTime()
 	boot, bootErr := bootTime()

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io/fs"
 	"time"
 )
 
@@ -71,47 +70,12 @@ var errNotDir = errors.New("not a directory")
 
 // sessionDir is what a dirReader read of one session directory.
 type sessionDir struct {
-	id      fileID   // the directory, as it was before it was listed
-	names   []string // its inuse.* names
-	ents    []dirent // what the listing said of each name, where it says (Linux)
-	hasMeta bool     // it holds a workspace.yaml
-	meta    []byte   // workspace.yaml's bytes; valid until the reader's next read
+	id      fileID     // the directory, as it was before it was listed
+	files   []lockFile // its inuse.* files, sorted (sortLockFiles)
+	hasMeta bool       // it holds a workspace.yaml
+	meta    []byte     // workspace.yaml's bytes; valid until the reader's next read
 	metaID  fileID
 	metaErr error // workspace.yaml could not be read
-}
-
-// dirent is what a directory listing says of one name: its type (a
-// d_type, DT_UNKNOWN where the file system does not say) and inode.
-type dirent struct {
-	typ uint8
-	ino uint64
-}
-
-// The d_type values, the same on every Unix.
-const (
-	unix_DT_UNKNOWN = 0
-	dtFIFO          = 1
-	dtDIR           = 4
-	dtREG           = 8
-	dtLNK           = 10
-	dtSOCK          = 12
-)
-
-// typeBits is a fileID's mode for a d_type, as statToID makes it.
-func typeBits(typ uint8) uint32 {
-	switch typ {
-	case dtREG:
-		return 1
-	case dtDIR:
-		return uint32(fs.ModeDir)
-	case dtLNK:
-		return uint32(fs.ModeSymlink)
-	case dtFIFO:
-		return uint32(fs.ModeNamedPipe)
-	case dtSOCK:
-		return uint32(fs.ModeSocket)
-	}
-	return uint32(fs.ModeDevice)
 }
 
 // errChanged means a file was replaced or rewritten after it was judged.

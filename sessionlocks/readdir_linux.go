@@ -115,17 +115,11 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 	}
 	sd.id = statToID(&st)
 	hasMeta := false
-	// The names share one string: a directory of 100,000 locks is then
-	// two allocations, not 100,000.
-	var all []byte
-	var ends []int
 	err = eachDirent(fd, r.dents, func(name []byte, typ uint8, ino uint64) {
 		switch {
 		case bytes.HasPrefix(name, []byte("inuse.")):
-			if _, _, ok := parseLockName(string(name)); ok {
-				all = append(all, name...)
-				ends = append(ends, len(all))
-				sd.ents = append(sd.ents, dirent{typ: typ, ino: ino})
+			if f, ok := lockFileOf(string(name)); ok {
+				sd.files = append(sd.files, f)
 			}
 		case string(name) == "workspace.yaml":
 			hasMeta = true
@@ -134,13 +128,7 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 	if err != nil {
 		return sd, &os.PathError{Op: "read", Path: dir, Err: err}
 	}
-	if len(ends) > 0 {
-		joined, from := string(all), 0
-		sd.names = make([]string, len(ends))
-		for i, end := range ends {
-			sd.names[i], from = joined[from:end], end
-		}
-	}
+	sortLockFiles(sd.files)
 	if hasMeta {
 		sd.hasMeta = true
 		sd.meta, sd.metaID, sd.metaErr = r.readMeta(fd, dir)

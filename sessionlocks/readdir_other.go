@@ -40,12 +40,13 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 		return sd, err
 	}
 	for _, n := range all {
-		if _, _, ok := parseLockName(n); ok {
-			sd.names = append(sd.names, n)
+		if f, ok := lockFileOf(n); ok {
+			sd.files = append(sd.files, f)
 		} else if n == "workspace.yaml" {
 			sd.hasMeta = true
 		}
 	}
+	sortLockFiles(sd.files)
 	if sd.hasMeta {
 		sd.meta, sd.metaID, sd.metaErr = readRegular(dir+string(os.PathSeparator)+"workspace.yaml", maxWorkspaceYAML)
 	}

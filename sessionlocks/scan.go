@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -564,10 +563,11 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 		marked := e.marked.Load()
 		restamp := old != nil && old.epoch < marked && epoch >= marked
 		metaDue := old != nil && (restamp || now.Sub(old.metaAt) >= e.cache.ttl)
-		if old != nil {
+		if old != nil && !old.huge {
 			// The holders' files are stat'ed afresh: their identity is part
 			// of the probe cache's key and what a removal checks against.
-			refs = e.lockRefs(id, dir, old.names)
+			// (A huge session's are stat'ed as they are judged.)
+			refs = e.lockRefs(id, dir, old.files)
 		}
 		if old != nil && !metaDue && slices.Equal(refs, old.refs) {
 			snap = old // nothing changed: no copy, no store
@@ -590,11 +590,11 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 					prev = e.dirs.droppedMeta(id)
 				}
 				fresh = e.snapshotOf(dir, sd, now, prev)
-				fresh.refs = e.lockRefs(id, dir, fresh.names)
+				if !fresh.huge {
+					fresh.refs = e.lockRefs(id, dir, fresh.files)
+				}
 			}
-			if refs = fresh.refs; len(refs) > maxListedHolders {
-				fresh.refs = nil // a huge session's holders are not kept: read again when needed
-			}
+			refs = fresh.refs
 			fresh.epoch = epoch
 			snap = &fresh
 			e.dirs.store(id, snap, epoch, &e.epoch)
@@ -602,9 +602,6 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 	}
 	if refs == nil {
 		refs = snap.refs
-		if refs == nil && len(snap.names) > maxListedHolders {
-			refs = e.lockRefs(id, snap.path, snap.names)
-		}
 	}
 
 	*s = Session{ID: id, Dir: snap.path}
@@ -623,9 +620,9 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 
 	// A session lists at most maxListedHolders holders and counts the
 	// rest; every one is judged, for the state. A huge session's verdicts
-	// are not cached (its listing would hold them all), and are reached in
-	// batches judged on every core, then visited in order.
-	huge := len(refs) > maxListedHolders
+	// are not cached (its listing would hold them all), and its holders
+	// are made, stat'ed and judged in batches on every core, then visited
+	// in order: 100,000 dead locks never exist as 100,000 holders at once.
 	var n holderCounts
 	take := func(h Holder) bool {
 		n.add(h.Verdict)
@@ -636,18 +633,8 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 		}
 		return visit == nil || visit(h)
 	}
-	if huge {
-		batch := make([]Holder, min(judgeBatch, len(refs)))
-	batches:
-		for lo := 0; lo < len(refs); lo += judgeBatch {
-			part := refs[lo:min(lo+judgeBatch, len(refs))]
-			e.judgeAll(part, batch, opLocked, sg, lo+len(part) > maxListedHolders && sg.brief, maxListedHolders-lo)
-			for i := range part {
-				if !take(batch[i]) {
-					break batches
-				}
-			}
-		}
+	if snap.huge {
+		e.judgeHuge(snap, id, opLocked, sg, take, maxListedHolders)
 		n.summarise(s)
 		return true, nil
 	}
@@ -672,21 +659,61 @@ func (e *Engine) scanVisit(s *Session, id string, cached, opLocked bool, r *dirR
 // judgeBatch is how many holders of a huge session are judged at a time.
 const judgeBatch = 4096
 
-// judgeAll judges refs into out (as long) on every core; with brief, those
-// from index listed on briefly (see judgeHolder).
-func (e *Engine) judgeAll(refs []lockRef, out []Holder, opLocked bool, sg *sight, brief bool, listed int) {
-	workers := min(runtime.GOMAXPROCS(0), (len(refs)+255)/256)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(refs); i += workers {
-				out[i] = e.judgeHolder(refs[i], e.now(), opLocked, sg, brief && i >= listed)
+// judgeHuge judges the holders of a huge session snap, judgeBatch at a
+// time on every core, and visits them in pid order until visit returns
+// false. Holders from the listed-th on are judged briefly if sg allows
+// (see judgeHolder); those whose files have gone are skipped.
+func (e *Engine) judgeHuge(snap *dirSnapshot, id string, opLocked bool, sg *sight, visit func(Holder) bool, listed int) {
+	st := openDirStat(snap.path)
+	defer st.close()
+	files := snap.files
+	starts := make([]int, 0, judgeBatch)
+	batch := make([]Holder, judgeBatch)
+	visited := 0
+	for i := 0; i < len(files); {
+		starts = starts[:0]
+		for ; i < len(files) && len(starts) < judgeBatch; i = nextHolder(files, i) {
+			starts = append(starts, i)
+		}
+		before := visited
+		workers := min(runtime.GOMAXPROCS(0), (len(starts)+255)/256)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var buf []byte
+				for k := w; k < len(starts); k += workers {
+					r, ok := refAt(id, snap.path, files, starts[k], st, &buf)
+					if !ok {
+						batch[k] = Holder{} // gone since the listing
+						continue
+					}
+					batch[k] = e.judgeHolder(r, e.now(), opLocked, sg, sg.brief && before+k >= listed)
+				}
+			}()
+		}
+		wg.Wait()
+		for k := range starts {
+			h := batch[k]
+			if h.Verdict == "" {
+				continue
 			}
-		}()
+			if visited < listed && sg.brief && before+k >= listed {
+				// Listed after all, holders before it having gone: judged
+				// again in full, with its sentence and paths.
+				var buf []byte
+				r, ok := refAt(id, snap.path, files, starts[k], st, &buf)
+				if !ok {
+					continue
+				}
+				h = e.judge(r.withKeyPath(), e.now(), opLocked, sg)
+			}
+			if visited++; !visit(h) {
+				return
+			}
+		}
 	}
-	wg.Wait()
 }
 
 // maxListedHolders bounds the holders a session lists; the rest are
@@ -745,8 +772,8 @@ func (e *Engine) sessionDirErr(dir string, err error) (bool, error) {
 // mid-rewrite.
 func (e *Engine) snapshotOf(dir string, sd sessionDir, now time.Time, prev metadata) dirSnapshot {
 	snap := dirSnapshot{path: dir, dir: sd.id, readAt: now, metaAt: now, metaRead: now.UnixNano(), meta: prev}
-	snap.names = sd.names
-	sort.Strings(snap.names)
+	snap.files = sd.files
+	snap.huge = countHolders(snap.files) > maxListedHolders
 	if sd.hasMeta {
 		e.applyMeta(&snap, dir, sd.meta, sd.metaID, sd.metaErr)
 	} else {
@@ -786,127 +813,6 @@ func (e *Engine) applyMeta(snap *dirSnapshot, dir string, b []byte, id fileID, r
 		return
 	}
 	snap.meta, snap.metaID = m, id
-}
-
-// lockRefs pairs .lock and .hold files by pid and lstat's each: the
-// identity (inode, mtime) is part of the cache key and what a later removal
-// checks against. Names that vanished since the listing are dropped. The
-// files are lstat'ed relative to the session directory, opened once, and
-// a large directory's on every core.
-func (e *Engine) lockRefs(id, dir string, names []string) []lockRef {
-	return e.lockRefsLazy(id, dir, names, nil, 0, -1)
-}
-
-// lockRefsLazy is lockRefs leaving unstat'ed, past the first eager
-// holders, those whose files the listing typed (ents, as long as names):
-// they keep the type and inode it gave (lazy), and are stat'ed only if a
-// rule needs their time (see judgeHolder). eager < 0 stats every one. A
-// judgement of a directory of 100,000 dead locks then needs no stat for
-// the 99,000 it does not list.
-func (e *Engine) lockRefsLazy(id, dir string, names []string, ents []dirent, dev uint64, eager int) []lockRef {
-	if len(names) == 0 {
-		return nil
-	}
-	type entry struct {
-		pid  int
-		lock bool
-		name string
-		d    dirent
-	}
-	es := make([]entry, 0, len(names))
-	for i, n := range names {
-		if pid, kind, ok := parseLockName(n); ok {
-			en := entry{pid: pid, lock: kind == "lock", name: n}
-			if ents != nil {
-				en.d = ents[i]
-			}
-			es = append(es, en)
-		}
-	}
-	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.pid, b.pid) })
-	// Each holder is a run of entries with one pid: group first, so that
-	// only the eager ones are stat'ed.
-	type run struct{ from, to int }
-	var runs []run
-	for i := 0; i < len(es); {
-		j := i
-		for j < len(es) && es[j].pid == es[i].pid {
-			j++
-		}
-		runs = append(runs, run{i, j})
-		i = j
-	}
-	ids := make([]fileID, len(es))
-	statted := len(runs)
-	if eager >= 0 && ents != nil {
-		statted = min(eager, len(runs))
-	}
-	st := openDirStat(dir)
-	defer st.close()
-	stat := func(from, step int) {
-		var buf []byte
-		for k := from; k < statted; k += step {
-			for i := runs[k].from; i < runs[k].to; i++ {
-				ids[i], _ = st.lstatZ(es[i].name, &buf) // a name gone since is a zero fileID
-			}
-		}
-	}
-	if workers := min(runtime.GOMAXPROCS(0), statted/4096); workers > 1 {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() { defer wg.Done(); stat(w, workers) }()
-		}
-		wg.Wait()
-	} else {
-		stat(0, 1)
-	}
-	refs := make([]lockRef, 0, len(runs))
-	for k, ru := range runs {
-		r := lockRef{sessionID: id, dir: dir, pid: es[ru.from].pid}
-		lazy := k >= statted
-		for i := ru.from; i < ru.to; i++ {
-			id := ids[i]
-			if lazy {
-				if es[i].d.typ == unix_DT_UNKNOWN {
-					lazy = false // the listing did not say: stat this one after all
-					break
-				}
-				id = fileID{dev: dev, ino: es[i].d.ino, mode: typeBits(es[i].d.typ)}
-			}
-			if es[i].lock {
-				r.lock = id
-			} else {
-				r.hold = id
-			}
-		}
-		if !lazy && k >= statted {
-			r.lock, r.hold = fileID{}, fileID{}
-			var buf []byte
-			for i := ru.from; i < ru.to; i++ {
-				fid, _ := st.lstatZ(es[i].name, &buf)
-				if es[i].lock {
-					r.lock = fid
-				} else {
-					r.hold = fid
-				}
-			}
-		}
-		r.lazy = lazy
-		switch {
-		case !r.lock.exists() && !r.hold.exists():
-			continue // both gone since the listing
-		case r.hold.exists() && !isRegular(r.hold) && !r.lock.exists():
-			continue // a non-file .hold alone is nothing the CLI made
-		case r.hold.exists() && !isRegular(r.hold):
-			r.hold = fileID{}
-		}
-		if len(es) <= maxListedHolders {
-			r = r.withKeyPath() // kept with the snapshot; a huge session's are made when needed
-		}
-		refs = append(refs, r)
-	}
-	return refs
 }
 
 // sortSessions orders sessions newest UpdatedAt first (then by id), in

@@ -29,7 +29,7 @@ type rawServe struct {
 	exited chan error
 }
 
-func startRawServe(t *testing.T, bin string, stderr *os.File, args ...string) *rawServe {
+func startRawServe(t testing.TB, bin string, stderr *os.File, args ...string) *rawServe {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	in, err := cmd.StdinPipe()
@@ -59,7 +59,7 @@ func startRawServe(t *testing.T, bin string, stderr *os.File, args ...string) *r
 }
 
 // send writes newline-delimited requests.
-func (s *rawServe) send(t *testing.T, lines ...string) {
+func (s *rawServe) send(t testing.TB, lines ...string) {
 	t.Helper()
 	if _, err := io.WriteString(s.in, strings.Join(lines, "\n")+"\n"); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func (s *rawServe) waitExit(t *testing.T, why string) time.Duration {
 // answers reads newline-delimited answers until pred says stop. The id is
 // read off the front, where serve writes it: decoding a megabyte listing
 // to find it would cost more than the test.
-func answers(t *testing.T, r io.Reader, pred func(id string, line []byte) bool) {
+func answers(t testing.TB, r io.Reader, pred func(id string, line []byte) bool) {
 	t.Helper()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -175,7 +175,7 @@ func TestServeStdoutNotRead(t *testing.T) {
 }
 
 // cpuTicks is pid's user+system time in clock ticks.
-func cpuTicks(t *testing.T, pid int) int {
+func cpuTicks(t testing.TB, pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func cpuTicks(t *testing.T, pid int) int {
 }
 
 // memPeak is pid's resident-memory high-water mark (VmHWM), in bytes.
-func memPeak(t *testing.T, pid int) int {
+func memPeak(t testing.TB, pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,8 @@
 // Phases (--only, comma-separated): go (the engine's go test -bench), probe
 // (the peer's per-lock cost), listing (peer vs ours at --sizes, plus idle
 // footprint at >= 1,000), push (notification latency), startup, binaries
-// (make cross). Other flags: --reps N (listing repetitions, default 10),
+// (make cross), limits (the server against a peer that never reads and a
+// session of 100,000 dead locks, through the binary). Other flags: --reps N (listing repetitions, default 10),
 // --reps-big N (at 10,000 sessions, default 3), --warm N (measured repeated
 // calls per server, default 10), --warmup N (calls before those, not
 // measured, default 3), --go-count N, --go-bench FILE (parse saved go test output instead
@@ -74,7 +75,7 @@ const cfg = {
   goCount: Number(opt['go-count'] ?? (quick ? 1 : 5)),
   pushSamples: Number(opt['push-samples'] ?? (quick ? 8 : 30)),
   pollSamples: Number(opt['poll-samples'] ?? (quick ? 3 : 16)), // p50 of a delay spread over two poll intervals: 8 samples gave 0.6-1.3 s on one build
-  phases: new Set((opt.only ?? 'go,probe,listing,push,startup,binaries').split(',')),
+  phases: new Set((opt.only ?? 'go,probe,listing,push,startup,limits,binaries').split(',')),
 };
 
 const log = (...a) => process.stderr.write(a.join(' ') + '\n');
@@ -95,7 +96,7 @@ await phase('setup', async () => {
   R.machine.sidecarVersion = sh(BINARY, ['version']);
   R.machine.client = CLIENT;
 });
-const phases = { go: goPhase, probe: probePhase, listing: listingPhase, push: pushPhase, startup: startupPhase, binaries: binariesPhase };
+const phases = { go: goPhase, probe: probePhase, listing: listingPhase, push: pushPhase, startup: startupPhase, limits: limitsPhase, binaries: binariesPhase };
 for (const [name, fn] of Object.entries(phases)) {
   if (R.errors.length && R.errors[0].phase === 'setup') break; // nothing can run without the binary and the fake CLI
   if (cfg.phases.has(name)) await phase(name, fn);
@@ -456,6 +457,30 @@ async function startupPhase() {
   log(`   spawn -> status ${median(R.startup.status).toFixed(1)} ms, spawn -> listSessions(1,000) ${median(R.startup.list).toFixed(1)} ms`);
   await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
   removeDir(sd.root);
+}
+
+// limits: the server's time and peak RSS against a client that never reads
+// its answers and a session of 100,000 dead locks (cmd/sessionlocks
+// limits_bench_test.go). The dead locks are measured where TMPDIR is (a
+// disk) and, where there is one, on tmpfs: removing 100,000 files costs what
+// the file system makes it cost, which the unlink-floor row measures alone.
+async function limitsPhase() {
+  const bench = (pattern, env = process.env) =>
+    runGoBench({ cwd: REPO, pkg: './cmd/sessionlocks/', pattern, count: 1, extra: ['-benchtime', '1x'], env, echo: process.stderr });
+  R.limits = { disk: Object.fromEntries(parseGoBench(await bench('UnreadListings|ServeManyDeadLocks'))) };
+  const shm = '/dev/shm';
+  try {
+    statSync(shm);
+  } catch {
+    return;
+  }
+  const tmp = join(shm, `slbench-limits-${process.pid}`);
+  mkdirSync(tmp, { recursive: true });
+  try {
+    R.limits.tmpfs = Object.fromEntries(parseGoBench(await bench('ServeManyDeadLocks', { ...process.env, TMPDIR: tmp })));
+  } finally {
+    removeDir(tmp);
+  }
 }
 
 // binaries: the shipped binaries, as `make cross` builds them (CGO_ENABLED=0 -trimpath -s -w).

@@ -42,11 +42,11 @@ export function metricMedian(bench, unit) {
  * as it arrives (so that `make bench` shows the raw benchmarks too), and
  * resolves with the text. A failed run rejects with its output.
  */
-export function runGoBench({ cwd, pkg = './sessionlocks/', pattern = '.', count = 5, extra = [], echo = process.stdout }) {
+export function runGoBench({ cwd, pkg = './sessionlocks/', pattern = '.', count = 5, extra = [], env = process.env, echo = process.stdout }) {
   const args = ['test', '-run', '^$', '-bench', pattern, '-benchmem', '-count', String(count), ...extra, pkg];
   echo.write(`$ go ${args.join(' ')}\n`);
   return new Promise((resolve, reject) => {
-    const c = spawnTracked('go', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], group: true });
+    const c = spawnTracked('go', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], group: true });
     let text = '';
     const take = (d) => {
       text += d;

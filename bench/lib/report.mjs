@@ -69,6 +69,7 @@ export function render(R) {
   const nohold = goFind(R.goBench, /^Probe\/no-?hold$/i, /Probe.*no-?hold/i);
   const dead = goFind(R.goBench, /^Probe\/dead$/i, /Probe.*dead/i);
   const ps = goFind(R.goBench, /^PSSpawn$/i, /ps.?spawn|exec.?ps/i);
+  const decide = (k) => goFind(R.goBench, new RegExp(`^Probe/decide-${k}$`, 'i'));
   if (R.peerProbe || hold) {
     const peerLive = median(R.peerProbe?.liveMs ?? []);
     const peerDead = median(R.peerProbe?.deadMs ?? []);
@@ -84,7 +85,13 @@ export function render(R) {
       row('live CLI, new format: `.hold` flock probe', hold, peerLive, '(kill + ps)'),
       row('live CLI, old format: /proc stat + cmdline', nohold, peerLive, '(kill + ps)'),
       row('dead pid', dead, peerDead, '(kill only)'),
+      ...[['hold', 'decision, live CLI, new format', peerLive, '(kill + ps)'], ['nohold', 'decision, live CLI, old format', peerLive, '(kill + ps)'], ['dead', 'decision, dead pid', peerDead, '(kill only)']]
+        .filter(([k]) => decide(k)).map(([k, label, p, pl]) => row(label, decide(k), p, pl)),
     ]));
+    md.push('');
+    md.push('A listing judges each lock against one look at the machine shared by the whole listing; a decision (`canResume`,');
+    md.push('`forceResume`, `reclaimStale`) looks afresh, for one session, and also names the process that holds it, which');
+    md.push('takes a walk of /proc for owners in other PID namespaces.');
     md.push('');
     md.push(`Ours: the engine's Go benchmarks (${[hold, nohold, dead].filter(Boolean).map((b) => '`Benchmark' + b.name + '`').join(', ') || 'not found'}), median ns/op of ` +
       `\`-count ${R.config?.goCount}\`. The \`ps\` spawn column is \`Benchmark${ps?.name ?? 'PSSpawn'}\` (${fmtMs(psGo)}) from the same \`go test\` run. ` +
@@ -312,6 +319,41 @@ export function render(R) {
       md.push('Binary size per platform (`make cross`: CGO_ENABLED=0, -trimpath, -ldflags "-s -w"):');
       md.push('');
       md.push(table(['platform', 'size'], R.binaries.map((b) => [b.platform, `${(b.bytes / 2 ** 20).toFixed(2)} MiB`])));
+    }
+  }
+
+  // Limits: hostile peers and hostile state dirs, through the binary.
+  if (R.limits?.disk) {
+    const L = (where, name) => R.limits[where]?.[name];
+    const ms = (b) => nsToMs(metricMedian(b, 'ns/op'));
+    const mib = (b) => metricMedian(b, 'peak-MiB');
+    md.push('');
+    md.push('## Limits: a client that never reads, a session of 100,000 dead locks');
+    md.push('');
+    const rows = [];
+    const unread = L('disk', 'UnreadListings');
+    if (unread) rows.push(['10,000 pipelined `listSessions` over 3,000 sessions, answers never read', '', `${mib(unread).toFixed(1)} MiB`, `${metricMedian(unread, 'accepted-%')}% of the requests read`]);
+    for (const where of ['disk', 'tmpfs']) {
+      if (!R.limits[where]) continue;
+      const cr = L(where, 'ServeManyDeadLocks/canResume');
+      const rc = L(where, 'ServeManyDeadLocks/reclaimStale');
+      const fl = L(where, 'ServeManyDeadLocks/unlink-floor');
+      if (cr) rows.push([`\`canResume\`, 100,000 dead locks (${where})`, fmtMs(ms(cr)), `${mib(cr).toFixed(1)} MiB`, '']);
+      if (rc) rows.push([`\`reclaimStale\`, 100,000 dead locks (${where})`, fmtMs(ms(rc)), `${mib(rc).toFixed(1)} MiB`, fl ? `the file system's own floor: ${fmtMs(ms(fl))} to unlink them (${fmtRatio(ms(rc) / ms(fl))} of it)` : '']);
+    }
+    md.push(table(['case', 'time', 'server peak RSS', ''], rows, 'lrrl'));
+    md.push('');
+    md.push('`go test -run ^$ -bench \'UnreadListings|ServeManyDeadLocks\' -benchtime 1x ./cmd/sessionlocks/`: the real binary, spawned');
+    md.push('and driven over its pipes; peak RSS is the server\'s VmHWM. The dead locks are synced to disk before each reclaim,');
+    md.push('as a crashed machine leaves them, and the unlink-floor row removes the same files with nothing but unlink(2). On a');
+    md.push('disk mounted with `discard` each unlink of a synced file costs tens of microseconds in the kernel, so the reclaim\'s');
+    md.push('time there is the file system\'s; the tmpfs rows show what the server itself costs.');
+    if (unread) goals.push(['client that never reads: 10,000 `listSessions` over 3,000 sessions, peak RSS <= 64 MiB (issue 16)', `${mib(unread).toFixed(1)} MiB`, mib(unread) <= 64]);
+    for (const where of ['disk', 'tmpfs']) {
+      const cr = L(where, 'ServeManyDeadLocks/canResume');
+      const rc = L(where, 'ServeManyDeadLocks/reclaimStale');
+      if (cr) goals.push([`\`canResume\` on 100,000 dead locks <= 200 ms, RSS <= 64 MiB (issue 16; ${where})`, `${fmtMs(ms(cr))}, ${mib(cr).toFixed(1)} MiB`, ms(cr) <= 200 && mib(cr) <= 64]);
+      if (rc) goals.push([`\`reclaimStale\` on 100,000 dead locks <= 2 s, RSS <= 64 MiB (issue 16; ${where})`, `${fmtMs(ms(rc))}, ${mib(rc).toFixed(1)} MiB`, ms(rc) <= 2000 && mib(rc) <= 64]);
     }
   }
 

@@ -21,7 +21,7 @@ BIN       := bin/sessionlocks
 # (npm/test/schema.test.mjs) fails when the two lists disagree.
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run test test-go test-node bench ci race fmt vet cross npm release reproducible actionlint schema test-realcli clean
+.PHONY: all build run test test-go test-node bench ci race fmt vet test-compile cross npm release reproducible actionlint schema test-realcli clean
 
 all: build
 
@@ -67,6 +67,12 @@ fmt:
 
 vet:
 	@for os in linux darwin windows; do echo "go vet GOOS=$$os"; GOOS=$$os $(GO) vet ./... || exit 1; done
+
+# test-compile: every package's test binary builds and links for macOS (arm64, as CI's runner) and Windows, where
+# the tests run only on CI; vet type-checks them, this also catches what only the linker sees.
+test-compile:
+	@for p in darwin/arm64 windows/amd64; do echo "go test -c GOOS=$${p%/*} GOARCH=$${p#*/}"; \
+	  for pkg in $$(GOOS=$${p%/*} $(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) test -c -o /dev/null $$pkg || exit 1; done; done
 
 cross:
 	@for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
@@ -118,7 +124,7 @@ race:
 	$(GO) test -race -count=1 ./sessionlocks ./rpc ./watch
 
 # ci: what .ci/run adds to `make test`.
-ci: vet cross race actionlint
+ci: vet test-compile cross race actionlint
 	$(GO) test -count=1 ./internal/workflows
 	@$(MAKE) -s reproducible REPRO_PLATFORMS="linux/amd64 darwin/arm64"
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,13 +1,15 @@
-//go:build linux || darwin
+//go:build linux || darwin || freebsd || netbsd || openbsd || windows
 
 package rpc
+
+// Stdio keeps stray writes off the protocol, where it can move the OS's own
+// standard output (the systems of stdio_unix.go and stdio_windows.go).
 
 import (
 	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"testing"
 )
 
@@ -22,7 +24,7 @@ func TestStdioKeepsStrayWritesOffTheProtocol(t *testing.T) {
 			os.Exit(2)
 		}
 		fmt.Println("stray fmt.Println")
-		syscall.Write(1, []byte("stray write to fd 1\n"))
+		rawStdoutWrite([]byte("stray raw write to stdout\n"))
 		proto.Write([]byte("protocol\n"))
 		os.Exit(0)
 	}
@@ -36,7 +38,7 @@ func TestStdioKeepsStrayWritesOffTheProtocol(t *testing.T) {
 	if stdout.String() != "protocol\n" {
 		t.Errorf("stdout = %q, want only the protocol", stdout.String())
 	}
-	for _, s := range []string{"stray fmt.Println", "stray write to fd 1"} {
+	for _, s := range []string{"stray fmt.Println", "stray raw write to stdout"} {
 		if !bytes.Contains(stderr.Bytes(), []byte(s)) {
 			t.Errorf("%q did not reach stderr: %q", s, stderr.String())
 		}

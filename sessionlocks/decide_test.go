@@ -5,7 +5,8 @@ package sessionlocks
 // Mutations that do exactly what the user decided: Force with the token of
 // the judgement the user saw, a holder that survives SIGTERM, cancellation,
 // and removals that cannot take a file other than the one judged or reach
-// outside the state dir.
+// outside the state dir. Unix only: most terminate a holder (SIGTERM, which
+// Windows does not offer) or hold a lock with flock(1).
 
 import (
 	"bufio"

@@ -1,5 +1,3 @@
-//go:build unix
-
 package sessionlocks
 
 import (
@@ -15,11 +13,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // fakeCLI is the path of the fake Copilot CLI built once for all tests, under
@@ -43,9 +38,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Where npm puts the real CLI's native binary: the engine recognises
-	// the CLI by that path.
-	fakeCLI = filepath.Join(dir, "node_modules", "@github", "copilot-"+runtime.GOOS+"-x64", "copilot")
+	// Where npm puts the real CLI's native binary (npm calls Windows
+	// win32): the engine recognises the CLI by that path.
+	npmOS := runtime.GOOS
+	if npmOS == "windows" {
+		npmOS = "win32"
+	}
+	fakeCLI = filepath.Join(dir, "node_modules", "@github", "copilot-"+npmOS+"-x64", "copilot")
 	if runtime.GOOS == "windows" {
 		fakeCLI += ".exe"
 	}
@@ -64,8 +63,12 @@ func TestMain(m *testing.M) {
 // helperCmd): a sidecar whose parent is the test, pid 1 of a PID namespace.
 const helperEnv = "SESSIONLOCKS_TEST_HELPER"
 
-// helpers are the roles, by name; test files add theirs in init.
-var helpers = map[string]func() int{}
+// helpers are the roles, by name; test files add theirs in init. The two
+// here stand in for sleep(1) and true(1), which Windows does not have.
+var helpers = map[string]func() int{
+	"sleeper": func() int { time.Sleep(10 * time.Minute); return 0 },
+	"exit":    func() int { return 0 },
+}
 
 // helperCmd is the test binary re-executed as helper name, with env added;
 // prefix (unshare ...) runs it inside another command.
@@ -120,9 +123,11 @@ func startReady(t testing.TB, cmd *exec.Cmd, stop func()) string {
 	return line
 }
 
-func (h *holder) kill() { h.cmd.Process.Signal(syscall.SIGKILL) }
+// kill is SIGKILL (on Windows TerminateProcess): no chance to clean up.
+func (h *holder) kill() { h.cmd.Process.Kill() }
 
-// killNoReap SIGKILLs the holder and waits until it is a zombie, leaving it unreaped.
+// killNoReap SIGKILLs the holder and waits until it is a zombie, leaving it
+// unreaped (on Windows: exited, its pid kept by this process's handle).
 func (h *holder) killNoReap(t testing.TB) {
 	h.kill()
 	waitFor(t, "holder to become a zombie", func() bool {
@@ -177,16 +182,6 @@ func writeLock(t testing.TB, dir string, pid int, mtime time.Time) string {
 	return p
 }
 
-// touch sets p's times to w. os.Chtimes cannot be used: it passes times
-// through UnixNano, which wraps beyond 2262 (2300 becomes 1715).
-func touch(t testing.TB, p string, w time.Time) {
-	t.Helper()
-	ts := unix.Timespec{Sec: w.Unix(), Nsec: int64(w.Nanosecond())}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func writeHold(t testing.TB, dir string, pid int, mtime time.Time) string {
 	t.Helper()
 	p := filepath.Join(dir, holdFileName(pid))
@@ -199,24 +194,26 @@ func writeHold(t testing.TB, dir string, pid int, mtime time.Time) string {
 	return p
 }
 
-// startSleeper runs an unrelated long-lived process.
+// startSleeper runs an unrelated long-lived process: this test binary as
+// the "sleeper" role, its argv "sleeper 600" on every system.
 func startSleeper(t testing.TB) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("sleep", "600")
+	cmd := helperCmd("sleeper", nil)
+	cmd.Args = []string{"sleeper", "600"}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// Start returns once exec has begun; the kernel sets up the new
 	// command line a moment later.
-	waitFor(t, "sleep's command line", func() bool { return readProc(cmd.Process.Pid).argv != nil })
+	waitFor(t, "the sleeper's command line", func() bool { return readProc(cmd.Process.Pid).argv != nil })
 	return cmd
 }
 
 // deadPID returns a pid that no process has: one that just exited and was reaped.
 func deadPID(t testing.TB) int {
 	t.Helper()
-	cmd := exec.Command("true")
+	cmd := helperCmd("exit", nil)
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}

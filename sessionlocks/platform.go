@@ -86,6 +86,18 @@ var errLockBusy = errors.New("lock is held by another process")
 
 func isRegular(id fileID) bool { return id.mode == 1 }
 
+// sameFile reports whether got, a file just opened by name, is want, the
+// file judged: the same device and inode (on Windows, volume serial number
+// and file index). A want that names no file matches anything (there was
+// nothing to be faithful to), and so does one without an identity: a file
+// system that gives no file index must not make every file look replaced.
+func sameFile(want, got fileID) bool {
+	if !want.exists() || want.dev == 0 && want.ino == 0 {
+		return true
+	}
+	return want.dev == got.dev && want.ino == got.ino
+}
+
 // startTolerance absorbs the granularity of process start times (clock ticks
 // on Linux, microseconds elsewhere) and of file timestamps, so that a CLI that
 // writes its lock in the same instant it starts is never called a reused pid.

@@ -75,7 +75,7 @@ func probeHold(path string, want fileID) holdProbe {
 	if !isRegular(id) {
 		return holdProbe{id: id, err: errNotRegular}
 	}
-	if want.exists() && (id.dev != want.dev || id.ino != want.ino) {
+	if !sameFile(want, id) {
 		return holdProbe{id: id, err: errChanged}
 	}
 	for {

@@ -10,11 +10,41 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows has no inode in os.FileInfo; a file's identity is its type, size
-// and modification time, which is what a rewrite or replacement changes.
+// Windows has no inode in os.FileInfo; a file's type, size and modification
+// time come from it, and a regular file's identity (dev, ino) is its volume
+// serial number and file index, read through a handle (see fileIdentity).
 func fileIDOf(fi os.FileInfo) fileID {
 	t := fi.ModTime()
 	return fileID{msec: t.Unix(), mnsec: int32(t.Nanosecond()), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
+}
+
+// fileIdentity is the volume serial number and file index of the file h is
+// open on: what dev and inode are on Unix.
+func fileIdentity(h windows.Handle) (dev, ino uint64, err error) {
+	var fi windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &fi); err != nil {
+		return 0, 0, err
+	}
+	return uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow), nil
+}
+
+// pathIdentity is fileIdentity of path, opened for its attributes only: no
+// read, write or delete access, so no sharing mode of the holder's refuses
+// it and the holder's own opens and removals are not refused either.
+// Reparse points are opened, not followed.
+func pathIdentity(path string) (dev, ino uint64, err error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := windows.CreateFile(p, windows.FILE_READ_ATTRIBUTES,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer windows.CloseHandle(h)
+	return fileIdentity(h)
 }
 
 // openNoFollow opens a regular file for reading; links (reparse points) and
@@ -29,21 +59,35 @@ func openNoFollow(path string) (*os.File, fileID, error) {
 		return nil, id, errNotRegular
 	}
 	f, err := os.Open(path)
-	return f, id, err
+	if err != nil {
+		return nil, id, err
+	}
+	// No identity (an error) is none: sameFile then trusts the rest.
+	id.dev, id.ino, _ = fileIdentity(windows.Handle(f.Fd()))
+	return f, id, nil
 }
 
+// lstatID is os.Lstat as a fileID, a regular file's identity included (an
+// extra open: the .hold's is what probeHold checks the file it opens against).
 func lstatID(path string) (fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return fileID{}, err
 	}
-	return fileIDOf(fi), nil
+	id := fileIDOf(fi)
+	if isRegular(id) {
+		id.dev, id.ino, _ = pathIdentity(path)
+	}
+	return id, nil
 }
 
 // probeHold opens the .hold with full sharing. A sharing violation means the
 // holder opened it exclusively; otherwise a shared LockFileEx that fails
 // immediately means the holder has it locked. A successful lock is released
 // at once.
+//
+// want is the .hold as the scan saw it: if the file opened is another one
+// (a CLI re-created it since), it is not touched, as on Unix.
 func probeHold(path string, want fileID) holdProbe {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -62,11 +106,20 @@ func probeHold(path string, want fileID) holdProbe {
 		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
 	if err != nil {
 		if errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
+			// Which file refused cannot be told; the one judged, or one
+			// re-created by a CLI now opening the session: in use either way.
+			id.dev, id.ino = want.dev, want.ino
 			return holdProbe{held: true, id: id}
 		}
 		return holdProbe{id: id, err: err}
 	}
 	defer windows.CloseHandle(h)
+	if id.dev, id.ino, err = fileIdentity(h); err != nil {
+		return holdProbe{id: id, err: err}
+	}
+	if !sameFile(want, id) {
+		return holdProbe{id: id, err: errChanged}
+	}
 	ol := new(windows.Overlapped)
 	err = windows.LockFileEx(h, windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	switch {
@@ -122,7 +175,12 @@ func checkFile(p, path string, want fileID) error {
 	if !fi.Mode().IsRegular() {
 		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
 	}
-	if fileIDOf(fi) != want {
+	// Type, size and time only: FAT numbers a file by its directory entry,
+	// so the rename aside gives it another file index (probeHold checked
+	// the identity of the file judged).
+	got := fileIDOf(fi)
+	got.dev, got.ino = want.dev, want.ino
+	if got != want {
 		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
 	}
 	return nil

@@ -1,8 +1,6 @@
 package sessionlocks
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -45,35 +43,10 @@ func readProc(pid int) procInfo {
 		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
 		return info
 	}
-	info.argv = parseProcargs2(raw)
+	if _, info.argv, err = parseProcargs2(raw); err != nil {
+		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
+	}
 	return info
-}
-
-// parseProcargs2 decodes kern.procargs2: argc (int32), the executable path,
-// NUL padding, then argc NUL-terminated arguments (then the environment,
-// which is not read).
-func parseProcargs2(b []byte) []string {
-	if len(b) < 4 {
-		return nil
-	}
-	argc := int(binary.LittleEndian.Uint32(b))
-	b = b[4:]
-	i := bytes.IndexByte(b, 0)
-	if i < 0 {
-		return nil
-	}
-	b = bytes.TrimLeft(b[i:], "\x00")
-	argv := make([]string, 0, argc)
-	for len(argv) < argc && len(b) > 0 {
-		j := bytes.IndexByte(b, 0)
-		if j < 0 {
-			argv = append(argv, string(b))
-			break
-		}
-		argv = append(argv, string(b[:j]))
-		b = b[j+1:]
-	}
-	return argv
 }
 
 func bootTime() (time.Time, error) {
@@ -89,15 +62,13 @@ func bootTime() (time.Time, error) {
 // Homebrew's bin/copilot is a link into the cask.
 func procExe(pid int) string {
 	raw, err := unix.SysctlRaw("kern.procargs2", pid)
-	if err != nil || len(raw) < 4 {
+	if err != nil {
 		return ""
 	}
-	raw = raw[4:]
-	i := bytes.IndexByte(raw, 0)
-	if i < 0 {
+	p, _, err := parseProcargs2(raw)
+	if err != nil {
 		return ""
 	}
-	p := string(raw[:i])
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		return real
 	}

@@ -1,5 +1,3 @@
-//go:build unix
-
 package sessionlocks
 
 import (
@@ -7,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -36,6 +34,9 @@ func TestVerdicts(t *testing.T) {
 			return want{Live, ReasonHoldLocked, "kernel lock on inuse."}
 		}},
 		{"live new format, young lock: its process's descriptor shows the flock at once, no probe needed", func(t *testing.T, sd, dir string) want {
+			if runtime.GOOS != "linux" {
+				t.Skip("needs Linux /proc/<pid>/fdinfo: elsewhere a young .hold is not probed and reads starting")
+			}
 			startHolder(t, sd, filepath.Base(dir))
 			return want{Live, ReasonHoldLocked, "through a descriptor it has open on it"}
 		}},
@@ -87,7 +88,7 @@ func TestVerdicts(t *testing.T) {
 			if p.start.Add(-3 * time.Second).Before(sinceBoot(t, 0)) {
 				t.Skip("machine booted less than 3 s before this test")
 			}
-			return want{Stale, ReasonPIDReused, "sleep 600"}
+			return want{Stale, ReasonPIDReused, "sleeper 600"}
 		}},
 		{"pid reused, unlocked hold left behind", func(t *testing.T, sd, dir string) want {
 			s := startSleeper(t)
@@ -95,7 +96,7 @@ func TestVerdicts(t *testing.T) {
 			old := p.start.Add(-3 * time.Second)
 			writeLock(t, dir, s.Process.Pid, old)
 			writeHold(t, dir, s.Process.Pid, old)
-			return want{Stale, ReasonHoldReleased, "now belongs to sleep 600"}
+			return want{Stale, ReasonHoldReleased, "now belongs to sleeper 600"}
 		}},
 		{"unrelated process older than the lock", func(t *testing.T, sd, dir string) want {
 			s := startSleeper(t)
@@ -134,15 +135,16 @@ func TestVerdicts(t *testing.T) {
 			return want{Live, ReasonHoldLocked, "is missing"}
 		}},
 		{"FIFO named like a lock", func(t *testing.T, sd, dir string) want {
-			if err := syscall.Mkfifo(filepath.Join(dir, "inuse.4242.lock"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, filepath.Join(dir, "inuse.4242.lock"))
 			return want{Unknown, ReasonUnprobeable, "FIFO"}
 		}},
 		{"symlink named like a lock", func(t *testing.T, sd, dir string) want {
 			target := filepath.Join(t.TempDir(), "elsewhere")
 			os.WriteFile(target, []byte("1\n"), 0o644)
 			if err := os.Symlink(target, filepath.Join(dir, "inuse.4243.lock")); err != nil {
+				if runtime.GOOS == "windows" {
+					t.Skipf("needs the right to make symbolic links (Windows: Developer Mode or admin): %v", err)
+				}
 				t.Fatal(err)
 			}
 			return want{Unknown, ReasonUnprobeable, "symbolic link"}
@@ -150,7 +152,7 @@ func TestVerdicts(t *testing.T) {
 		{"FIFO as the hold", func(t *testing.T, sd, dir string) want {
 			pid := deadPID(t)
 			writeLock(t, dir, pid, time.Now().Add(-time.Minute))
-			syscall.Mkfifo(filepath.Join(dir, holdFileName(pid)), 0o644)
+			mkfifo(t, filepath.Join(dir, holdFileName(pid)))
 			return want{Stale, ReasonProcessExited, "is not running"}
 		}},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -12,9 +11,6 @@ import (
 // TestList runs `sessionlocks list` on the REPL's demo state dir: real
 // holders, real flocks, every verdict.
 func TestList(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the demo's fake CLI needs flock")
-	}
 	bin := serveBinary(t)
 	d, err := startDemo(context.Background(), bin)
 	if err != nil {

@@ -50,7 +50,8 @@ func testEnv(home string) []string {
 
 func TestREPLTranscripts(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("the demo's fake CLI needs flock")
+		// The demo itself runs there (TestList); the transcripts do not match.
+		t.Skip("needs Unix: the transcripts hold Unix paths and pid 1 (the demo's unknown holder)")
 	}
 	bin := serveBinary(t)
 	scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "repl", "*.repl"))

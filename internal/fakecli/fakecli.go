@@ -184,7 +184,7 @@ func (o opener) open() (*openSession, error) {
 		return s, nil
 	}
 	time.Sleep(o.holdDelay)
-	f, err := os.OpenFile(s.holdPath, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openHold(s.holdPath)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,17 @@
 
 package fakecli
 
+// The fake CLI's locks on Unix: flock(2), as the real CLI takes them.
+
 import (
 	"os"
 	"os/exec"
 
 	"golang.org/x/sys/unix"
 )
+
+// openHold opens (creating) the .hold.
+func openHold(path string) (*os.File, error) { return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644) }
 
 func flockExclusive(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
 func unlock(f *os.File)               { unix.Flock(int(f.Fd()), unix.LOCK_UN) }

@@ -1,5 +1,3 @@
-//go:build unix
-
 package sessionlocks
 
 // Tests of lockfiles.go: names kept as (pid, kind) and holders made from

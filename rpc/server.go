@@ -190,7 +190,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		go func() {
 			defer close(watchDone)
 			defer s.watching.Store(false)
+			vl := verdictLog{log: s.log}
 			err := w.Run(ctx, func(c watch.Change) {
+				vl.change(c)
 				if err := h.notify(NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
 					s.log.Warn("sending sessionsChanged failed", "error", err)
 				}
@@ -641,6 +643,8 @@ func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeR
 	if err != nil {
 		return nil, err
 	}
+	// A refusal the user asks about later is found in the log.
+	logVerdicts(s.log, "canResume", ss)
 	return wireCanResume(ss, time.Now()), nil
 }
 

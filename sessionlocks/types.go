@@ -118,6 +118,11 @@ type Holder struct {
 	holdID fileID // identity of the .hold when judged; zero if missing
 }
 
+// HoldFree reports that the judgement probed the .hold and found its
+// kernel lock free: a .hold that exists but is neither this nor held (the
+// reason hold-locked) was not probed, being too young or unreadable.
+func (h Holder) HoldFree() bool { return h.holdFree }
+
 // Owner is the process proven to hold a session through one holder's
 // files: it has the holder's .hold open through a descriptor holding its
 // exclusive flock (or, for a CLI that writes no .hold, the session's

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,6 +179,15 @@ func wireWatch(st watch.Stats) *WatchStatus {
 	}
 }
 
+// WireSession is s as the protocol gives it (listSessions, canResume): the
+// CLI's `list --json` and `explain --json` print it, so that a script reads
+// what the IDE reads.
+func WireSession(s sessionlocks.Session) Session { return wireSession(s) }
+
+// ResumeMessage is canResume's message for s, judged at now: `explain`
+// shows the sentence the IDE shows.
+func ResumeMessage(s sessionlocks.Session, now time.Time) string { return resumeMessage(s, now) }
+
 // resumeMessage is canResume's one sentence for the IDE's prompt. Clock
 // times are local: the person reading the prompt sits at this machine.
 func resumeMessage(s sessionlocks.Session, now time.Time) string {
@@ -208,7 +219,7 @@ func resumeMessage(s sessionlocks.Session, now time.Time) string {
 			msg += fmt.Sprintf(" and %d other %s", n, plural(n, "process", "processes"))
 		}
 		msg += ": cannot tell"
-		if d := strings.TrimRight(h.Detail, "."); d != "" {
+		if d := strings.TrimRight(samePID(h.Detail, h.PID), "."); d != "" {
 			msg += " (" + d + ")"
 		}
 		return msg + "."
@@ -222,6 +233,13 @@ func resumeMessage(s sessionlocks.Session, now time.Time) string {
 			plural(len(stale), "is", "are"))
 	}
 	return "Not in use: no process holds this session."
+}
+
+// samePID says "it" for pid in a detail that follows "pid N" in the
+// message, which then names the pid once, not three times.
+func samePID(detail string, pid int) string {
+	re := regexp.MustCompile(`\bpid ` + strconv.Itoa(pid) + `\b`)
+	return re.ReplaceAllString(detail, "it")
 }
 
 // describeHolder says "pid 4242 (copilot), started 10:02".

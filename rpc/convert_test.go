@@ -24,7 +24,21 @@ func TestResumeMessage(t *testing.T) {
 			"In use by pid 4242 (copilot), started 10:02 and 1 other process (more than one process holds it)."},
 		{"unknown", sessionlocks.Session{State: sessionlocks.StateUnknown, Holders: []sessionlocks.Holder{
 			{PID: 99, Verdict: sessionlocks.Unknown, Process: node, Detail: "pid 99 is alive and older than the lock, but does not look like the Copilot CLI."}}},
-			"Might be in use by pid 99 (node.exe), started Nov 20 10:30: cannot tell (pid 99 is alive and older than the lock, but does not look like the Copilot CLI)."},
+			"Might be in use by pid 99 (node.exe), started Nov 20 10:30: cannot tell (it is alive and older than the lock, but does not look like the Copilot CLI)."},
+		// Issue 17: the pid was named three times; "pid 990" is another pid.
+		{"unknown names the pid once", sessionlocks.Session{State: sessionlocks.StateUnknown, Holders: []sessionlocks.Holder{
+			{PID: 99, Verdict: sessionlocks.Unknown, Detail: "pid 99 is not running; the lock was written 3m ago; but in another PID namespace pid 99 (pid 990 here) is sh, alive."}}},
+			"Might be in use by pid 99: cannot tell (it is not running; the lock was written 3m ago; but in another PID namespace it (pid 990 here) is sh, alive)."},
+		// Issue 17: a CLI running for days showed "started 06:01", no date.
+		{"live for days", sessionlocks.Session{State: sessionlocks.StateInUse, Holders: []sessionlocks.Holder{
+			{PID: 4242, Verdict: sessionlocks.Live, Process: &sessionlocks.Process{StartedAt: time.Date(2026, 11, 20, 6, 1, 0, 0, time.Local), Argv: []string{"copilot"}}}}},
+			"In use by pid 4242 (copilot), started Nov 20 06:01."},
+		{"live since yesterday, less than a day", sessionlocks.Session{State: sessionlocks.StateInUse, Holders: []sessionlocks.Holder{
+			{PID: 4242, Verdict: sessionlocks.Live, Process: &sessionlocks.Process{StartedAt: time.Date(2026, 11, 21, 23, 59, 0, 0, time.Local), Argv: []string{"copilot"}}}}},
+			"In use by pid 4242 (copilot), started Nov 21 23:59."},
+		{"live since last year", sessionlocks.Session{State: sessionlocks.StateInUse, Holders: []sessionlocks.Holder{
+			{PID: 4242, Verdict: sessionlocks.Live, Process: &sessionlocks.Process{StartedAt: time.Date(2025, 12, 31, 6, 1, 0, 0, time.Local), Argv: []string{"copilot"}}}}},
+			"In use by pid 4242 (copilot), started Dec 31 2025 06:01."},
 		{"stale", sessionlocks.Session{State: sessionlocks.StateStale, Holders: []sessionlocks.Holder{{PID: 1, Verdict: sessionlocks.Stale}, {PID: 2, Verdict: sessionlocks.Stale}}},
 			"Not in use: the locks left by pids 1, 2 are stale and can be reclaimed."},
 		{"no process info", sessionlocks.Session{State: sessionlocks.StateInUse, Holders: []sessionlocks.Holder{{PID: 5, Verdict: sessionlocks.Live}}},

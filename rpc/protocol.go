@@ -151,7 +151,8 @@ type Session struct {
 
 // ListSessionsParams are the parameters of listSessions.
 type ListSessionsParams struct {
-	// IDs restricts the answer to these sessions; each must exist. Absent means every session.
+	// IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session.
+	// Absent means every session.
 	IDs []string `json:"ids,omitempty"`
 	// IncludeFree includes sessions with no lock files; defaults to true.
 	IncludeFree *bool `json:"includeFree,omitempty" jsonschema:"default=true"`
@@ -217,13 +218,13 @@ func (r *ListSessionsResult) MarshalJSON() ([]byte, error) {
 
 // CanResumeParams are the parameters of canResume.
 type CanResumeParams struct {
-	// SessionID is the session to judge.
+	// SessionID is the session to judge: its id or a unique prefix of it.
 	SessionID string `json:"sessionId"`
 }
 
 // CanResumeResult is the result of canResume: a fresh judgement, never from the cache.
 type CanResumeResult struct {
-	// SessionID is the session that was judged.
+	// SessionID is the session that was judged, its full id.
 	SessionID string `json:"sessionId"`
 	// CanResume is true when nobody is, or might be, writing the session: its state is free or stale.
 	CanResume bool `json:"canResume"`
@@ -286,7 +287,7 @@ type ReclaimTotals struct {
 
 // ForceResumeParams are the parameters of forceResume.
 type ForceResumeParams struct {
-	// SessionID is the session to take over.
+	// SessionID is the session to take over: its id or a unique prefix of it.
 	SessionID string `json:"sessionId"`
 	// Terminate sends SIGTERM to each live holder's proven owner (see Holder.owner) and waits up to graceMs for it to
 	// exit; an owner still running then keeps its lock files (listed in stillRunning). Holders without an owner are
@@ -393,6 +394,9 @@ type StatusResult struct {
 	PID int `json:"pid"`
 	// StateDir is the absolute state directory the server reads.
 	StateDir string `json:"stateDir"`
+	// StateDirExists is false when the state directory does not exist (a mistyped --state-dir, or a COPILOT_HOME
+	// that differs between the IDE and a terminal): every session then reads as absent.
+	StateDirExists bool `json:"stateDirExists"`
 	// Watching is true while sessionsChanged notifications are being pushed.
 	Watching bool `json:"watching"`
 	// Watch describes the watcher; absent when the server is not watching.
@@ -457,7 +461,7 @@ var (
 	ErrorMethodNotFound = ErrorCode{CodeMethodNotFound, "MethodNotFound",
 		"No method of that name exists."}
 	ErrorInvalidParams = ErrorCode{CodeInvalidParams, "InvalidParams",
-		"A parameter is missing, unknown, of the wrong type or out of range, or a session id is not a safe single path component. The message names the parameter; data.field holds its path (for example sessionIds[2])."}
+		"A parameter is missing, unknown, of the wrong type or out of range, or a session id is not a safe single path component, or a session id prefix begins more than one session's id. The message names the parameter; data.field holds its path (for example sessionIds[2]); for an ambiguous prefix data.candidates lists the ids it begins (at most 20) and data.matches counts them all."}
 	ErrorInternal = ErrorCode{CodeInternalError, "InternalError",
 		"The server failed unexpectedly (a bug); the failure is logged and the server keeps running."}
 	ErrorRequestCancelled = ErrorCode{CodeRequestCancelled, "RequestCancelled",
@@ -499,6 +503,12 @@ type ErrorData struct {
 	Limit int64 `json:"limit,omitempty"`
 	// Size is the size of the oversize message in bytes, as far as it was read (-32600).
 	Size int64 `json:"size,omitempty"`
+	// Candidates are the session ids an ambiguous prefix begins, sorted, at
+	// most 20 (-32602 for an ambiguous session id prefix).
+	Candidates []string `json:"candidates,omitempty"`
+	// Matches counts all the sessions an ambiguous prefix begins; more than
+	// len(candidates) when the list was cut (-32602).
+	Matches int `json:"matches,omitempty"`
 }
 
 // Method describes one method of the protocol. The dispatcher and the schema

@@ -190,7 +190,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		go func() {
 			defer close(watchDone)
 			defer s.watching.Store(false)
+			vl := verdictLog{log: s.log}
 			err := w.Run(ctx, func(c watch.Change) {
+				vl.change(c)
 				if err := h.notify(NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
 					s.log.Warn("sending sessionsChanged failed", "error", err)
 				}
@@ -550,26 +552,40 @@ func (l slogPrintf) Printf(format string, args ...any) {
 
 // The methods.
 
-func validateIDs(field string, ids []string) ([]string, error) {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for i, id := range ids {
-		if err := sessionlocks.ValidateID(id); err != nil {
-			return nil, paramsError(fmt.Sprintf("%s[%d]", field, i), "%s", err.Error())
-		}
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
+// resolveIDs resolves each id the client sent in field (ids or unique
+// prefixes) to a session id, dropping repeats; see Engine.ResolveID.
+func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
+	out, i, err := s.engine.ResolveIDs(ids)
+	if err != nil {
+		return nil, idError(fmt.Sprintf("%s[%d]", field, i), err)
 	}
 	return out, nil
 }
 
-func validateID(field, id string) error {
-	if err := sessionlocks.ValidateID(id); err != nil {
-		return paramsError(field, "%s", err.Error())
+// resolveID resolves the id or unique prefix the client sent in field.
+func (s *Server) resolveID(field, id string) (string, error) {
+	full, err := s.engine.ResolveID(id)
+	if err != nil {
+		return "", idError(field, err)
 	}
-	return nil
+	return full, nil
+}
+
+// idError answers an id that names no one session: -32602 naming field for
+// an invalid id or an ambiguous prefix (with the sessions it matches in
+// data), the engine's own error (-32001, -32002) otherwise.
+func idError(field string, err error) error {
+	var ae *sessionlocks.AmbiguousIDError
+	var ide *sessionlocks.IDError
+	switch {
+	case errors.As(err, &ae):
+		e := paramsError(field, "%s", ae.Error())
+		e.SetError(ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count})
+		return e
+	case errors.As(err, &ide):
+		return paramsError(field, "%s", ide.Error())
+	}
+	return err
 }
 
 func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*ListSessionsResult, error) {
@@ -579,7 +595,7 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	if p.Offset < 0 {
 		return nil, paramsError("offset", "must not be negative, got %d", p.Offset)
 	}
-	ids, err := validateIDs("ids", p.IDs)
+	ids, err := s.resolveIDs("ids", p.IDs)
 	if err != nil {
 		return nil, err
 	}
@@ -619,18 +635,21 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
-	if err := validateID("sessionId", p.SessionID); err != nil {
-		return nil, err
-	}
-	ss, err := s.engine.Session(ctx, p.SessionID)
+	id, err := s.resolveID("sessionId", p.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	ss, err := s.engine.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// A refusal the user asks about later is found in the log.
+	logVerdicts(s.log, "canResume", ss)
 	return wireCanResume(ss, time.Now()), nil
 }
 
 func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*ReclaimStaleResult, error) {
-	ids, err := validateIDs("sessionIds", p.SessionIDs)
+	ids, err := s.resolveIDs("sessionIds", p.SessionIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -661,8 +680,8 @@ var pid = os.Getpid()
 const maxGrace = 10 * time.Minute
 
 func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceResumeResult, error) {
-	if err := validateID("sessionId", p.SessionID); err != nil {
-		return nil, err
+	if err := sessionlocks.ValidateID(p.SessionID); err != nil {
+		return nil, idError("sessionId", err)
 	}
 	grace := 3 * time.Second
 	if p.GraceMs != nil {
@@ -679,28 +698,35 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	if p.Expect != "" && !sessionlocks.ValidToken(p.Expect) {
 		return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is), got %q", clipString(p.Expect, 40))
 	}
-	if err := s.awaitWatched(ctx); err != nil {
-		return nil, err
-	}
-	r, err := s.engine.Force(ctx, p.SessionID, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
+	// A prefix is resolved once, here: everything below acts on that one
+	// session, and an expect token names holders of that session only.
+	id, err := s.resolveID("sessionId", p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("forced resume", "session", p.SessionID, "removed", len(r.Removed), "kept", len(r.Kept),
+	if err := s.awaitWatched(ctx); err != nil {
+		return nil, err
+	}
+	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("forced resume", "session", id, "removed", len(r.Removed), "kept", len(r.Kept),
 		"signalled", r.Signalled, "exited", r.Exited, "stillRunning", r.StillRunning, "notSignalled", len(r.NotSignalled))
-	return wireForce(p.SessionID, r), nil
+	return wireForce(id, r), nil
 }
 
 func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, error) {
 	cs := s.engine.CacheStats()
 	st := &StatusResult{
-		Version:   version.Version,
-		GoVersion: runtime.Version(),
-		PID:       pid,
-		StateDir:  s.engine.StateDir(),
-		Watching:  s.watching.Load(),
-		UptimeMs:  time.Since(s.started).Milliseconds(),
-		SettleMs:  s.engine.Settle().Milliseconds(),
+		Version:        version.Version,
+		GoVersion:      runtime.Version(),
+		PID:            pid,
+		StateDir:       s.engine.StateDir(),
+		StateDirExists: s.engine.StateDirExists(),
+		Watching:       s.watching.Load(),
+		UptimeMs:       time.Since(s.started).Milliseconds(),
+		SettleMs:       s.engine.Settle().Milliseconds(),
 		Cache: CacheStatus{
 			TTLMs:   cs.TTL.Milliseconds(),
 			Entries: cs.Entries,

@@ -145,6 +145,14 @@ func New(opts Options) *Engine {
 // StateDir is the absolute state directory.
 func (e *Engine) StateDir() string { return e.dir }
 
+// StateDirExists reports whether the state directory is there: a missing
+// one reads as "no sessions", which a mistyped --state-dir or a
+// COPILOT_HOME the IDE and a terminal disagree on also look like.
+func (e *Engine) StateDirExists() bool {
+	fi, err := os.Stat(e.dir)
+	return err == nil && fi.IsDir()
+}
+
 // Settle is the settle window in force.
 func (e *Engine) Settle() time.Duration { return e.settle }
 

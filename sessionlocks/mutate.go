@@ -22,6 +22,12 @@ import (
 // CLI holds it only while it opens a session (milliseconds).
 const opLockWait = 500 * time.Millisecond
 
+// maxLoggedRemovals bounds the removals one call logs a line each for (at
+// info, with session, pid, verdict and reason); past it a session's
+// removals are one summary line: a reclaim of 100,000 dead locks must not
+// write 100,000 lines.
+const maxLoggedRemovals = 100
+
 // ReclaimOptions say where Reclaim looks and whether it acts.
 type ReclaimOptions struct {
 	// IDs are the sessions to reclaim in. An empty list selects none: an
@@ -173,7 +179,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	// judged: a session of 100,000 holders never holds them all.
 	rm := openRemover(filepath.Join(e.dir, id))
 	defer rm.close()
-	n := 0
+	n, logged := 0, 0
 	e.scanVisit(&s, id, false, true, nil, e.decisionSight(false), func(h Holder) bool {
 		if h.Verdict != Stale {
 			res.kept(h)
@@ -183,14 +189,16 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 			res.failed(h, err)
 			return true
 		}
-		if n++; n <= maxListedHolders {
+		n++
+		if res.Totals.Reclaimed < maxLoggedRemovals {
+			logged++
 			e.log.Info("reclaimed stale lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
 		}
 		res.reclaimed(h)
 		return true
 	})
-	if n > maxListedHolders {
-		e.log.Info("reclaimed more stale locks", "session", id, "count", n-maxListedHolders)
+	if n > logged {
+		e.log.Info("reclaimed more stale locks", "session", id, "count", n-logged)
 	}
 }
 
@@ -370,6 +378,7 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 	defer rm.close()
 	var fresh Session
 	var removeErr error
+	removed := 0
 	ok, err := e.scanVisit(&fresh, id, false, true, nil, e.decisionSight(false), func(h Holder) bool {
 		switch {
 		case removeErr != nil:
@@ -390,14 +399,14 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 			res.keep(h)
 			return true
 		}
-		if len(res.Removed) < maxListedHolders {
+		if removed++; removed <= maxLoggedRemovals {
 			e.log.Info("force-removed lock", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
 		}
 		res.remove(h)
 		return true
 	})
-	if res.RemovedOmitted > 0 {
-		e.log.Info("force-removed more locks", "session", id, "count", res.RemovedOmitted)
+	if removed > maxLoggedRemovals {
+		e.log.Info("force-removed more locks", "session", id, "count", removed-maxLoggedRemovals)
 	}
 	if err != nil || !ok {
 		return res, err
@@ -474,13 +483,13 @@ func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
 			refuse(h.PID, "SIGTERM failed: "+err.Error())
 			continue
 		}
-		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
+		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
 		sent[o.PID] = true
 		res.Signalled = append(res.Signalled, o.PID)
 		out = append(out, t)
 	}
 	for _, r := range res.NotSignalled {
-		e.log.Info("not signalled", "pid", r.PID, "why", r.Why)
+		e.log.Info("not signalled", "session", hs[0].SessionID, "pid", r.PID, "why", r.Why) // a refusal means hs is not empty
 	}
 	return out
 }

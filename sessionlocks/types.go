@@ -14,6 +14,7 @@ package sessionlocks
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -116,6 +117,11 @@ type Holder struct {
 	lockID fileID // identity of the .lock when judged; zero if missing
 	holdID fileID // identity of the .hold when judged; zero if missing
 }
+
+// HoldFree reports that the judgement probed the .hold and found its
+// kernel lock free: a .hold that exists but is neither this nor held (the
+// reason hold-locked) was not probed, being too young or unreadable.
+func (h Holder) HoldFree() bool { return h.holdFree }
 
 // Owner is the process proven to hold a session through one holder's
 // files: it has the holder's .hold open through a descriptor holding its
@@ -320,6 +326,8 @@ var (
 	ErrInvalidID = errors.New("invalid session id")
 	// ErrNotFound means no session directory has that id.
 	ErrNotFound = errors.New("session not found")
+	// ErrAmbiguousID means a session id prefix begins more than one session's id.
+	ErrAmbiguousID = errors.New("ambiguous session id prefix")
 	// ErrStateDir means the state directory exists but cannot be read.
 	ErrStateDir = errors.New("state directory unreadable")
 	// ErrBusy means another process held the session's operation lock for too long.
@@ -364,12 +372,38 @@ func (e *IDError) Error() string {
 func (e *IDError) Unwrap() error { return ErrInvalidID }
 
 // NotFoundError names the session that was not found; it wraps ErrNotFound.
-type NotFoundError struct{ ID, Dir string }
+// NoDir says the state directory itself does not exist, which the message
+// says: a mistyped --state-dir must not read like a mistyped id.
+type NotFoundError struct {
+	ID, Dir string
+	NoDir   bool
+}
 
 func (e *NotFoundError) Error() string {
+	if e.NoDir {
+		return fmt.Sprintf("session %q not found: the state directory %s does not exist", e.ID, e.Dir)
+	}
 	return fmt.Sprintf("session %q not found in %s", e.ID, e.Dir)
 }
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// AmbiguousIDError names the sessions a prefix could mean; it wraps
+// ErrAmbiguousID. Candidates are the first of them in sorted order, at most
+// 20; Count counts them all.
+type AmbiguousIDError struct {
+	Prefix     string
+	Candidates []string
+	Count      int
+}
+
+func (e *AmbiguousIDError) Error() string {
+	more := ""
+	if n := e.Count - len(e.Candidates); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("session id prefix %q matches %d sessions: %s%s; type more of the id", e.Prefix, e.Count, strings.Join(e.Candidates, ", "), more)
+}
+func (e *AmbiguousIDError) Unwrap() error { return ErrAmbiguousID }
 
 // StateDirError wraps ErrStateDir with the path and the cause.
 type StateDirError struct {

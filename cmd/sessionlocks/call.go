@@ -13,7 +13,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/rpc"
+	"github.com/copilot-ide/sessionlocks/schema"
 )
 
 func init() {
@@ -24,56 +26,57 @@ func init() {
 }
 
 func runCall(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sessionlocks call [flags] METHOD [PARAMS-JSON | -]")
-		fmt.Fprintln(stderr, "\nRuns one request through the same codec and handler as serve and prints the")
-		fmt.Fprintln(stderr, "result as JSON (indented on a terminal). An error goes to stderr, exit status 1.")
-		fmt.Fprintln(stderr, "PARAMS-JSON \"-\" reads the params from stdin.")
-		fmt.Fprintln(stderr, "\nmethods:")
+	fs := newFlags("sessionlocks call", func(fs *flag.FlagSet) {
+		w := fs.Output()
+		fmt.Fprintln(w, `usage: sessionlocks call [flags] METHOD [PARAMS...]
+
+Runs one request through the same codec and handler as serve and prints the
+result as JSON (indented on a terminal). An error goes to stderr, exit status 1.
+PARAMS are typed as in the REPL:
+  '{"sessionId":"5e55c0de"}'   JSON, sent as typed ("-" reads it from stdin)
+  sessionId=5e55c0de dryRun=true   key=value; ids=a,b is an array
+  5e55c0de                     a bare argument fills the method's first parameter
+A session id may be a unique prefix of one, as sessionlocks list prints them.
+
+methods:`)
 		for _, m := range rpc.Methods {
-			fmt.Fprintf(stderr, "  %-13s %s\n", m.Name, m.Summary)
+			fmt.Fprintf(w, "  %-13s %s\n", m.Name, m.Summary)
 		}
-		fmt.Fprintln(stderr, "\nflags:")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
-	}
+	})
 	var ef engineFlags
 	ef.register(fs)
-	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	var lf logFlags
+	lf.register(fs, "warn")
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "sessionlocks call: which method? e.g. sessionlocks call listSessions; see sessionlocks call -h")
 		return 2
 	}
-	switch {
-	case len(pos) == 0:
-		fs.Usage()
-		return 2
-	case len(pos) > 2:
-		fmt.Fprintf(stderr, "sessionlocks call: want METHOD and at most one PARAMS-JSON argument, got %d arguments (quote the JSON); see sessionlocks call -h\n", len(pos))
-		return 2
-	}
-	method := pos[0]
-	var params json.RawMessage
-	if len(pos) == 2 {
-		params = json.RawMessage(pos[1])
-		if pos[1] == "-" {
-			b, err := io.ReadAll(os.Stdin)
-			if err != nil {
-				fmt.Fprintln(stderr, "sessionlocks call: reading params from stdin:", err)
-				return 2
-			}
-			params = bytes.TrimSpace(b)
+	method, rest := pos[0], pos[1:]
+	if len(rest) == 1 && rest[0] == "-" {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "sessionlocks call: reading params from stdin:", err)
+			return 2
 		}
-		if !json.Valid(params) {
-			fmt.Fprintf(stderr, "sessionlocks call: params are not valid JSON: %s\n", params)
+		rest = []string{string(bytes.TrimSpace(b))}
+		if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) && !bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
+			fmt.Fprintln(stderr, "sessionlocks call: params from stdin must be JSON, an object or an array; give key=value on the command line instead")
 			return 2
 		}
 	}
-	log, closeLog, err := newLogger(*logLevel, "", stderr)
+	// The REPL's parser, with the schema the server serves (rpc.discover).
+	params, err := repl.ParseArgs(schema.OpenRPC, method, rest)
+	if err != nil {
+		fmt.Fprintf(stderr, "sessionlocks call %s: %v\n", method, err)
+		return 2
+	}
+	log, closeLog, err := newLogger(lf.level, lf.file, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks call:", err)
 		return 2
@@ -117,6 +120,9 @@ func printCallError(w io.Writer, method string, err error) {
 	fmt.Fprintf(w, "sessionlocks call %s: error %d: %s\n", method, e.Code, e.Message)
 	if e.Data != nil {
 		fmt.Fprintf(w, "data: %s\n", *e.Data)
+	}
+	if e.Code == rpc.CodeSessionNotFound {
+		fmt.Fprintln(w, "sessionlocks list --all lists the sessions there (its ids, or any unique prefix of one, are accepted)")
 	}
 }
 

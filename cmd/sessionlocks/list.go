@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/rpc"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
@@ -23,52 +25,85 @@ func init() {
 }
 
 func runList(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sessionlocks list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sessionlocks list [--state-dir DIR] [--all]
+	fs := newFlags("sessionlocks list", func(fs *flag.FlagSet) {
+		fmt.Fprintln(fs.Output(), `usage: sessionlocks list [--state-dir DIR] [--all] [--wide | --json]
 
 Prints one line per session that has lock files: its id (shortest unique
-prefix, at least 8 characters), name, state, the PIDs named by its locks, why
-each lock was judged as it was, and when the session was last updated.
+prefix, at least 8 characters; --wide prints it whole), name, state, the PIDs
+named by its locks, why each lock was judged as it was, and when the session
+was last updated. Any id it prints, or any unique prefix of one, is accepted
+by explain, call and the REPL: sessionlocks explain ID says why in full.
 
 flags:`)
 		fs.PrintDefaults()
-	}
+	})
 	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
 	all := fs.Bool("all", false, "also list free sessions (no lock files)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
+	wide := fs.Bool("wide", false, "print full session ids")
+	asJSON := fs.Bool("json", false, "print the sessions as JSON, as listSessions gives them (full ids), with stateDir and stateDirExists")
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
+	}
+	if noArgs("list", pos, stderr) {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sessionlocks list: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	e, err := cliEngine(*stateDir, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sessionlocks list:", err)
+		return 1
 	}
-	if *stateDir == "" {
-		var err error
-		if *stateDir, err = sessionlocks.DefaultStateDir(); err != nil {
-			fmt.Fprintln(stderr, "sessionlocks list:", err)
-			return 1
-		}
-	}
-	e := sessionlocks.New(sessionlocks.Options{
-		StateDir: *stateDir,
-		Logger:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
 	sessions, err := e.List(context.Background())
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks list:", err)
 		return 1
 	}
-	writeTable(stdout, e.StateDir(), sessions, *all, time.Now())
+	if *asJSON {
+		return writeListJSON(stdout, e, sessions, *all)
+	}
+	writeTable(stdout, e.StateDir(), sessions, *all, *wide, time.Now())
+	if !e.StateDirExists() {
+		fmt.Fprintln(stdout, missingDirNote(e.StateDir()))
+	}
 	return 0
 }
 
+// cliEngine is the engine list and explain read with: warnings to stderr.
+func cliEngine(dir string, stderr io.Writer) (*sessionlocks.Engine, error) {
+	ef := engineFlags{stateDir: dir, settle: sessionlocks.DefaultSettle, cacheTTL: sessionlocks.DefaultCacheTTL}
+	return ef.engine(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// missingDirNote says why nothing is found in a state dir that does not
+// exist, and what to check: the IDE, started from a dock, and a terminal may
+// disagree on COPILOT_HOME.
+func missingDirNote(dir string) string {
+	return fmt.Sprintf("note: the state directory %s does not exist: check --state-dir, and COPILOT_HOME (the IDE may see another)", dir)
+}
+
+// listJSON is list --json: the sessions as the protocol gives them.
+type listJSON struct {
+	StateDir       string        `json:"stateDir"`
+	StateDirExists bool          `json:"stateDirExists"`
+	Sessions       []rpc.Session `json:"sessions"`
+}
+
+func writeListJSON(w io.Writer, e *sessionlocks.Engine, sessions []sessionlocks.Session, all bool) int {
+	out := listJSON{StateDir: e.StateDir(), StateDirExists: e.StateDirExists(), Sessions: []rpc.Session{}}
+	for _, s := range sessions {
+		if all || s.State != sessionlocks.StateFree {
+			out.Sessions = append(out.Sessions, rpc.WireSession(s))
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return 1
+	}
+	return printJSON(w, b, isTerminal(w))
+}
+
 // writeTable prints the sessions, newest first as List returns them.
-func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all bool, now time.Time) {
+func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, wide bool, now time.Time) {
 	shown := sessions
 	if !all {
 		shown = slices.DeleteFunc(slices.Clone(sessions), func(s sessionlocks.Session) bool { return s.State == sessionlocks.StateFree })
@@ -90,19 +125,12 @@ func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all bo
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tHOLDERS\tREASON\tUPDATED")
 	for _, s := range shown {
-		state := string(s.State)
-		if s.Conflict {
-			state += "!"
+		id := short[s.ID]
+		if wide {
+			id = s.ID
 		}
-		var pids, reasons []string
-		for _, h := range s.Holders {
-			pids = append(pids, strconv.Itoa(h.PID))
-			if r := string(h.Reason); !slices.Contains(reasons, r) {
-				reasons = append(reasons, r)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", short[s.ID], clipText(orDash(s.Name), 40), state,
-			orDash(strings.Join(pids, ",")), orDash(strings.Join(reasons, ",")), ago(s.UpdatedAt, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, clipText(orDash(s.Name), 40), stateText(s),
+			orDash(holderPIDs(s)), orDash(holderReasons(s)), ago(s.UpdatedAt, now))
 	}
 	tw.Flush()
 	if hidden > 0 {
@@ -114,6 +142,34 @@ func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all bo
 			break
 		}
 	}
+}
+
+// stateText is the session's state, marked "!" when processes conflict.
+func stateText(s sessionlocks.Session) string {
+	if s.Conflict {
+		return string(s.State) + "!"
+	}
+	return string(s.State)
+}
+
+// holderPIDs is "4242,4243": the pids the session's locks name.
+func holderPIDs(s sessionlocks.Session) string {
+	var pids []string
+	for _, h := range s.Holders {
+		pids = append(pids, strconv.Itoa(h.PID))
+	}
+	return strings.Join(pids, ",")
+}
+
+// holderReasons is "hold-locked,pid-reused": each rule that decided, once.
+func holderReasons(s sessionlocks.Session) string {
+	var reasons []string
+	for _, h := range s.Holders {
+		if r := string(h.Reason); !slices.Contains(reasons, r) {
+			reasons = append(reasons, r)
+		}
+	}
+	return strings.Join(reasons, ",")
 }
 
 // uniquePrefixes gives each id the shortest prefix of at least n characters

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -84,8 +85,33 @@ func TestList(t *testing.T) {
 	}
 	check(run("--all"), "5e55c0de", "dead0b0e", "0bad91d5", "c0ffee00", "c0deba5e")
 
+	// Issue 17: a mistyped --state-dir silently said "no sessions".
 	b, err := exec.Command(bin, "list", "--state-dir", d.root+"/missing").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(b), "no sessions in ") {
+	if err != nil || !strings.HasPrefix(string(b), "no sessions in ") || !strings.Contains(string(b), "note: the state directory "+d.root+"/missing does not exist") {
 		t.Errorf("list on a missing state dir: %v %q", err, b)
 	}
+
+	t.Run("wide prints full ids", func(t *testing.T) {
+		got := rows(run("--wide"))
+		if _, ok := got["5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a"]; !ok || len(got) != len(locked) {
+			t.Errorf("rows %v", got)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var out struct {
+			StateDir       string
+			StateDirExists bool
+			Sessions       []struct{ ID, State string }
+		}
+		if err := json.Unmarshal([]byte(run("--json", "--all")), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.StateDir != d.stateDir || !out.StateDirExists || len(out.Sessions) != 5 || out.Sessions[0].ID != "5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a" || out.Sessions[0].State != "inUse" {
+			t.Errorf("got %+v", out)
+		}
+		b, err := exec.Command(bin, "list", "--json", "--state-dir", d.root+"/missing").Output()
+		if err != nil || json.Unmarshal(b, &out) != nil || out.StateDirExists || len(out.Sessions) != 0 {
+			t.Errorf("a missing state dir: %s %v", b, err)
+		}
+	})
 }

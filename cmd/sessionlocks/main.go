@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,11 +35,15 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+	switch {
+	case len(args) == 0:
+		usage(stderr) // a mistake: nothing was asked for
+		return 2
+	case len(args) == 2 && args[0] == "help" && commands[args[1]].run != nil:
+		return commands[args[1]].run([]string{"-h"}, stdout, stderr) // help CMD is CMD -h
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help":
+		// Asked for: on stdout, so that `sessionlocks --help | less` shows it.
+		usage(stdout)
 		return 0
 	}
 	c, ok := commands[args[0]]
@@ -63,7 +68,50 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun `sessionlocks <command> -h` for a command's flags.")
+	fmt.Fprintln(w, "\nWhy does the IDE say a session is in use? `sessionlocks list`, then")
+	fmt.Fprintln(w, "`sessionlocks explain ID` with an id as list prints it.")
+	fmt.Fprintln(w, "Run `sessionlocks <command> -h` for a command's flags.")
+}
+
+// newFlags makes a command's flag set; usage writes the command's help
+// (ending in fs.PrintDefaults) to fs.Output(). parseFlags decides where
+// that goes.
+func newFlags(name string, usage func(fs *flag.FlagSet)) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { usage(fs) }
+	return fs
+}
+
+// parseFlags parses a command's arguments, flags anywhere among them (see
+// parseArgs). Help asked for (-h, --help) goes to stdout and the command is
+// done with 0, as it did what was asked; after a mistake the error and the
+// usage go to stderr and the command is done with 2.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
+	usage := fs.Usage
+	fs.Usage = func() {} // shown below, once, where it belongs
+	defer func() { fs.Usage = usage }()
+	fs.SetOutput(stderr)
+	pos, err := parseArgs(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		usage()
+		fs.SetOutput(stderr)
+		return nil, 0, true
+	case err != nil:
+		usage()
+		return nil, 2, true
+	}
+	return pos, 0, false
+}
+
+// noArgs refuses positional arguments a command does not take: done with 2.
+func noArgs(name string, pos []string, stderr io.Writer) bool {
+	if len(pos) == 0 {
+		return false
+	}
+	fmt.Fprintf(stderr, "sessionlocks %s: unexpected argument %q; see sessionlocks %s -h\n", name, pos[0], name)
+	return true
 }
 
 // parseArgs parses flags wherever they stand among the arguments, so that

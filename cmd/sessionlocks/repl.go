@@ -22,31 +22,35 @@ func init() {
 }
 
 func runREPL(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sessionlocks repl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color]
+	fs := newFlags("sessionlocks repl", func(fs *flag.FlagSet) {
+		fmt.Fprintln(fs.Output(), `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color] [--log-level LEVEL] [--log-file FILE]
 
 Starts "sessionlocks serve" and talks JSON-RPC to it over its stdin and stdout,
 as the IDE does. Type .help once it is running. When stdin is not a terminal,
 reads one command a line and exits at the end of input: 1 if a command failed.
 At a terminal, input history is kept in <user config dir>/sessionlocks/history.
+The server's log lines are shown as "serve: ..." (--log-level info shows every
+verdict it gives and every lock it removes).
 
 flags:`)
 		fs.PrintDefaults()
-	}
+	})
 	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
 	demo := fs.Bool("demo", false, "run on a throwaway state dir holding one session of each kind; removed on exit")
 	trace := fs.Bool("trace", false, "show raw frames from the first prompt on (.trace on)")
 	noColor := fs.Bool("no-color", false, "never colour output (NO_COLOR in the environment does the same)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
+	var lf logFlags
+	lf.register(fs, "warn")
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
+	}
+	if noArgs("repl", pos, stderr) {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sessionlocks repl: unexpected argument %q\n", fs.Arg(0))
+	// Checked here, not by the serve it starts: a mistake is the REPL's usage error.
+	if _, _, err := newLogger(lf.level, "", io.Discard); err != nil {
+		fmt.Fprintln(stderr, "sessionlocks repl:", err)
 		return 2
 	}
 	if *demo && *stateDir != "" {
@@ -91,7 +95,7 @@ flags:`)
 		}
 	}
 	return repl.Run(ctx, repl.Options{
-		Serve:       []string{exe, "serve", "--state-dir", *stateDir, "--log-level", "warn"},
+		Serve:       append([]string{exe, "serve", "--state-dir", *stateDir}, lf.args()...),
 		In:          os.Stdin,
 		Out:         stdout,
 		Err:         stderr,

@@ -111,21 +111,27 @@ func TestREPLTranscripts(t *testing.T) {
 				t.Errorf("the demo left %d entries in TMPDIR, e.g. %s", len(left), left[0].Name())
 			}
 
-			golden := strings.TrimSuffix(script, ".repl") + ".golden"
-			if updating() {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("transcript differs from %s (run with -update to accept):\n%s", golden, lineDiff(string(want), got))
-			}
+			checkGolden(t, strings.TrimSuffix(script, ".repl")+".golden", got)
 		})
+	}
+}
+
+// checkGolden compares got with the golden file, or with -update writes it.
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if updating() {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("transcript differs from %s (run with -update to accept):\n%s", golden, lineDiff(string(want), got))
 	}
 }
 
@@ -150,7 +156,7 @@ var masks = []struct {
 	// 10m, or less on a machine booted less than 21 minutes ago (reusedLockAge).
 	{regexp.MustCompile(`started -?\d+(\.\d+)?(ms|s|m|h\d\dm|d) after the lock`), "started DURATION after the lock"},
 	// The demo's unknown holder is pid 1, whatever it is on this machine.
-	{regexp.MustCompile(`(pid 1 is alive and older than the lock, but ).*( does not look like)`), "${1}CMD$2"},
+	{regexp.MustCompile(`((?:pid 1|it) is alive and older than the lock, but ).*( does not look like)`), "${1}CMD$2"},
 	{regexp.MustCompile(`pid 1 \([^)]*\)`), "pid 1 (NAME)"},
 	{regexp.MustCompile(`"command": ".*"`), `"command": "CMD"`},
 	// PIDs: pid 1 is stable, others are not.
@@ -194,4 +200,48 @@ func lineDiff(want, got string) string {
 		b.WriteString("+ " + g[j] + "\n")
 	}
 	return "line " + strconv.Itoa(i+1) + ":\n" + b.String()
+}
+
+// TestREPLLogFlags: repl takes serve's logging flags and passes them on, so
+// that the verdicts the server gives show at info (issue 17: repl refused
+// --log-level, and nothing logged a verdict).
+func TestREPLLogFlags(t *testing.T) {
+	bin := serveBinary(t)
+	state := t.TempDir()
+	e2eSession(t, state, "33333333-aaaa", 2147483000)
+	logFile := filepath.Join(t.TempDir(), "serve.log")
+	verdict := "msg=canResume session=33333333-aaaa state=stale pid=2147483000 verdict=stale reason=process-exited"
+	for _, c := range []struct {
+		name    string
+		flags   []string
+		code    int
+		stdout  string // contains
+		logFile string // the log file contains
+	}{
+		{"info shows verdicts", []string{"--log-level", "info"}, 0, "serve: " + `time=`, ""},
+		{"the default shows none", nil, 0, "", ""},
+		{"to a file", []string{"--log-level", "info", "--log-file", logFile}, 0, "", verdict},
+		{"a bad level is a usage error", []string{"--log-level", "loud"}, 2, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			cmd := exec.Command(bin, append([]string{"repl", "--state-dir", state}, c.flags...)...)
+			cmd.Env = testEnv(home)
+			cmd.Stdin = strings.NewReader("canResume 3333\n")
+			out, _ := cmd.CombinedOutput()
+			if got := cmd.ProcessState.ExitCode(); got != c.code {
+				t.Fatalf("exit %d, want %d:\n%s", got, c.code, out)
+			}
+			shown := strings.Contains(string(out), verdict)
+			if want := c.stdout != ""; shown != want || !strings.Contains(string(out), c.stdout) {
+				t.Errorf("verdict shown %v, want %v:\n%s", shown, want, out)
+			}
+			if c.logFile != "" {
+				b, _ := os.ReadFile(logFile)
+				if !strings.Contains(string(b), c.logFile) {
+					t.Errorf("log file lacks the verdict:\n%s\nrepl's output:\n%s", b, out)
+				}
+			}
+		})
+	}
 }

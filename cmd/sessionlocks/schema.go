@@ -16,23 +16,20 @@ func init() {
 }
 
 func runSchema(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sessionlocks schema", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jsonSchema := fs.Bool("json-schema", false, "print the JSON Schema of the wire types instead of the OpenRPC document")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sessionlocks schema [--json-schema]")
-		fmt.Fprintln(stderr, "\nPrints the OpenRPC document that rpc.discover returns: every method, its params,")
-		fmt.Fprintln(stderr, "result and errors, and the sessionsChanged notification.")
+	var jsonSchema *bool
+	fs := newFlags("sessionlocks schema", func(fs *flag.FlagSet) {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: sessionlocks schema [--json-schema]")
+		fmt.Fprintln(w, "\nPrints the OpenRPC document that rpc.discover returns: every method, its params,")
+		fmt.Fprintln(w, "result and errors, and the sessionsChanged notification.")
 		fs.PrintDefaults()
+	})
+	jsonSchema = fs.Bool("json-schema", false, "print the JSON Schema of the wire types instead of the OpenRPC document")
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sessionlocks schema: unexpected argument %q\n", fs.Arg(0))
+	if noArgs("schema", pos, stderr) {
 		return 2
 	}
 	doc := schema.OpenRPC

@@ -56,33 +56,29 @@ func (f *engineFlags) engine(log *slog.Logger) (*sessionlocks.Engine, error) {
 	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: f.settle, CacheTTL: ttl, Logger: log}), nil
 }
 
-func runServe(args []string, _, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sessionlocks serve [flags]")
-		fmt.Fprintln(stderr, "\nSpeaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited")
-		fmt.Fprintln(stderr, "(detected from the first byte). Exits when stdin closes. Logs go to stderr.")
-		fmt.Fprintln(stderr, "\nflags:")
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("sessionlocks serve", func(fs *flag.FlagSet) {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: sessionlocks serve [flags]")
+		fmt.Fprintln(w, "\nSpeaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited")
+		fmt.Fprintln(w, "(detected from the first byte). Exits when stdin closes. Logs go to stderr.")
+		fmt.Fprintln(w, "\nflags:")
 		fs.PrintDefaults()
-	}
+	})
 	var ef engineFlags
 	ef.register(fs)
 	noWatch := fs.Bool("no-watch", false, "do not watch for changes (no sessionsChanged notifications)")
 	pollInterval := fs.Duration("poll-interval", watch.DefaultPollInterval, "poll mode: how often session directories are checked for changes")
 	watchMode := fs.String("watch", string(watch.ModeAuto), "how to watch: auto, notify (file events everywhere) or poll (events on locked sessions, mtime polling elsewhere)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	logFile := fs.String("log-file", "", "append logs to this file instead of stderr")
+	var lf logFlags
+	lf.register(fs, "info")
 	trace := fs.Bool("trace", false, "log every message body read and written (at info level, so it shows with the default --log-level)")
 	maxMsg := fs.Int64("max-message-size", rpc.DefaultMaxMessageSize, "largest accepted message in bytes; larger ones are discarded and answered with an error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sessionlocks serve: unexpected argument %q\n", fs.Arg(0))
+	if noArgs("serve", pos, stderr) {
 		return 2
 	}
 	mode, err := watch.ParseMode(*watchMode)
@@ -90,7 +86,7 @@ func runServe(args []string, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sessionlocks serve: --watch: %v\n", err)
 		return 2
 	}
-	log, sink, err := newServeLogger(*logLevel, *logFile, stderr)
+	log, sink, err := newServeLogger(lf.level, lf.file, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks serve:", err)
 		return 2
@@ -147,6 +143,24 @@ func runServe(args []string, _, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// logFlags are the logging flags; serve and repl (which passes them to the
+// serve it starts) share them.
+type logFlags struct{ level, file string }
+
+func (f *logFlags) register(fs *flag.FlagSet, level string) {
+	fs.StringVar(&f.level, "log-level", level, "debug, info, warn or error (info logs every verdict given, lock removed and process signalled)")
+	fs.StringVar(&f.file, "log-file", "", "append logs to this file instead of stderr")
+}
+
+// args are the flags again, for a serve started with them.
+func (f *logFlags) args() []string {
+	out := []string{"--log-level", f.level}
+	if f.file != "" {
+		out = append(out, "--log-file", f.file)
+	}
+	return out
 }
 
 // logQueue bounds the log lines serve keeps for a log nobody reads, and

@@ -316,18 +316,7 @@ func TestCallCommand(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "session-state")
 	e2eSession(t, state, "stale-1", 2147483000)
 	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(bin, append([]string{"call", "--state-dir", state}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return stdout.String(), stderr.String(), code
+		return runBin(t, bin, "", append([]string{"call", "--state-dir", state}, args...)...)
 	}
 	out, errOut, code := run("canResume", `{"sessionId":"stale-1"}`)
 	var cr rpc.CanResumeResult

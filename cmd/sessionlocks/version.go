@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -16,8 +17,14 @@ func init() {
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintln(stderr, "usage: sessionlocks version")
+	fs := newFlags("sessionlocks version", func(fs *flag.FlagSet) {
+		fmt.Fprintln(fs.Output(), "usage: sessionlocks version\n\nPrints the version, the Go release it was built with, and the platform.")
+	})
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if done {
+		return code
+	}
+	if noArgs("version", pos, stderr) {
 		return 2
 	}
 	fmt.Fprintf(stdout, "sessionlocks %s %s %s/%s\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)

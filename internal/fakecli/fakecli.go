@@ -8,6 +8,7 @@ package fakecli
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +45,19 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	comm := fs.String("comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
 	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
 	loopHold := fs.Duration("loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
+	usage := func() {
+		fmt.Fprintln(fs.Output(), "usage: sessionlocks _fakecli --state-dir DIR --session ID [flags]\n\nBehaves like a Copilot CLI holding the session (for the demo and tests).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.Usage = func() {} // shown below, where it belongs
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: to stdout, exit 0, as every command's help.
+			fs.SetOutput(stdout)
+			usage()
+			return 0
+		}
+		usage()
 		return 2
 	}
 	if *stateDir == "" || *session == "" {

@@ -95,7 +95,7 @@ func (r *repl) generalHelp() string {
   method {json}               params exactly as typed (may span lines until braces balance)
   method key=value ...        values are JSON where the param is not a string; ids=a,b is an array
   method ARG                  ARG fills the method's first required param (canResume 5e55)
-  session ids may be given by a unique prefix of an id seen in the last listSessions
+  a session id may be a unique prefix of one, as sessionlocks list prints them
 commands:
 `)
 	var rows [][3]string

@@ -86,12 +86,11 @@ func isSessionParam(name string) bool {
 	return false
 }
 
-// parser turns input lines into requests.
+// parser turns input lines into requests. Session ids are sent as typed:
+// the server resolves a unique prefix (Engine.ResolveID), so that the REPL,
+// `call` and the IDE all get one answer, ambiguity included.
 type parser struct {
 	cat *catalog
-	// ids returns the session ids known to the REPL (from the last
-	// listSessions and the notifications since).
-	ids func() []string
 }
 
 // parse splits a line into method and params; params is nil when the line
@@ -107,16 +106,48 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 		return name, nil, nil
 	}
 	if rest[0] == '{' || rest[0] == '[' {
-		if !json.Valid([]byte(rest)) {
-			var v any
-			err := json.Unmarshal([]byte(rest), &v)
-			return "", nil, fmt.Errorf("params are not valid JSON: %v", err)
-		}
-		return name, json.RawMessage(rest), nil
+		raw, err := p.rawJSON(name, rest)
+		return name, raw, err
 	}
 	args, err := splitArgs(rest)
 	if err != nil {
 		return "", nil, err
+	}
+	params, err := p.params(name, args)
+	return name, params, err
+}
+
+// rawJSON takes params typed as JSON exactly as typed, so that the server's
+// own validation can be poked at; invalid JSON's error shows the other forms.
+func (p *parser) rawJSON(name, text string) (json.RawMessage, error) {
+	if !json.Valid([]byte(text)) {
+		var v any
+		err := json.Unmarshal([]byte(text), &v)
+		return nil, fmt.Errorf("params are not valid JSON: %v%s", err, p.instead(name))
+	}
+	return json.RawMessage(text), nil
+}
+
+// instead says how else params may be typed, for an error's end: "; type
+// canResume <id prefix> or canResume sessionId=<id prefix>".
+func (p *parser) instead(name string) string {
+	m := p.cat.method(name)
+	if m == nil {
+		return ""
+	}
+	pos := m.positional()
+	if pos == nil {
+		return "; " + name + " takes no parameters"
+	}
+	ex := exampleValue(p.cat, pos)
+	return fmt.Sprintf("; type %s %s or %s %s=%s", name, ex, name, pos.Name, ex)
+}
+
+// params reads a method's params from arguments in the key=value and bare
+// forms (or one argument of JSON), as JSON in the order typed.
+func (p *parser) params(name string, args []string) (json.RawMessage, error) {
+	if len(args) == 1 && (strings.HasPrefix(args[0], "{") || strings.HasPrefix(args[0], "[")) {
+		return p.rawJSON(name, args[0])
 	}
 	m := p.cat.method(name)
 	params := map[string]any{}
@@ -135,12 +166,12 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 			if m != nil {
 				desc = m.param(key)
 				if desc == nil {
-					return "", nil, fmt.Errorf("%s has no parameter %q (it takes %s)", name, key, paramList(m))
+					return nil, fmt.Errorf("%s has no parameter %q (it takes %s)", name, key, paramList(m))
 				}
 			}
 			v, err := p.value(key, desc, value)
 			if err != nil {
-				return "", nil, err
+				return nil, err
 			}
 			set(key, v)
 			continue
@@ -153,27 +184,27 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 	if len(bare) > 0 {
 		if m == nil {
 			if p.cat == nil {
-				return "", nil, fmt.Errorf("the server did not describe its methods (rpc.discover), so a bare argument cannot be matched to a parameter: use key=value or {json}")
+				return nil, fmt.Errorf("the server did not describe its methods (rpc.discover), so a bare argument cannot be matched to a parameter: use key=value or {json}")
 			}
-			return "", nil, fmt.Errorf("unknown method %q: use {json} to send it anyway", name)
+			return nil, fmt.Errorf("unknown method %q: use {json} to send it anyway (methods: %s)", name, strings.Join(p.cat.names(), ", "))
 		}
 		pos := m.positional()
 		if pos == nil {
-			return "", nil, fmt.Errorf("%s takes no parameters", name)
+			return nil, fmt.Errorf("%s takes no parameters", name)
 		}
 		if _, dup := params[pos.Name]; dup {
-			return "", nil, fmt.Errorf("%s given both bare and as %s=", pos.Name, pos.Name)
+			return nil, fmt.Errorf("%s given both bare and as %s=", pos.Name, pos.Name)
 		}
 		raw := bare[0]
 		if len(bare) > 1 {
 			if !p.cat.isType(pos.Schema, "array") {
-				return "", nil, fmt.Errorf("%s takes one bare argument (%s); give the others as key=value", name, pos.Name)
+				return nil, fmt.Errorf("%s takes one bare argument (%s); give the others as key=value (it takes %s)", name, pos.Name, paramList(m))
 			}
 			raw = strings.Join(bare, ",")
 		}
 		v, err := p.value(pos.Name, pos, raw)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		params[pos.Name] = v // its place in order was kept when it was typed
 	}
@@ -187,14 +218,14 @@ func (p *parser) parse(line string) (string, json.RawMessage, error) {
 		kb, _ := json.Marshal(k)
 		vb, err := json.Marshal(params[k])
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		b.Write(kb)
 		b.WriteByte(':')
 		b.Write(vb)
 	}
 	b.WriteByte('}')
-	return name, json.RawMessage(b.String()), nil
+	return json.RawMessage(b.String()), nil
 }
 
 func paramList(m *method) string {
@@ -231,20 +262,11 @@ func (p *parser) value(key string, desc *contentDescriptor, raw string) (any, er
 	}
 	isArray := p.cat.isType(s, "array") || (desc == nil && (key == "sessionIds" || key == "ids"))
 	if isSessionParam(key) {
+		// Ids are strings whatever they look like (5e55 is no number).
 		if isArray {
-			elems, err := p.list(raw)
-			if err != nil {
-				return nil, err
-			}
-			ids := make([]string, len(elems))
-			for i, e := range elems {
-				if ids[i], err = p.sessionID(e); err != nil {
-					return nil, err
-				}
-			}
-			return ids, nil
+			return p.list(raw)
 		}
-		return p.sessionID(text(raw))
+		return text(raw), nil
 	}
 	if desc != nil && len(p.cat.types(s)) == 1 && p.cat.isType(s, "string") {
 		return text(raw), nil
@@ -309,34 +331,19 @@ func jsonOrText(raw string) any {
 	return text(raw)
 }
 
-// sessionID expands a unique prefix of a known session id. An unknown id is
-// passed on unchanged: the server, not the REPL's memory, says what exists.
-func (p *parser) sessionID(prefix string) (string, error) {
-	if prefix == "" || p.ids == nil {
-		return prefix, nil
+// ParseArgs reads method's params from command-line arguments as the REPL
+// reads the rest of a line (one JSON argument, key=value, a bare argument),
+// doc (the server's OpenRPC document) giving the parameters' types: `sessionlocks
+// call` reads its arguments here, so that there is one parser. No arguments
+// give nil: no params member.
+func ParseArgs(doc []byte, method string, args []string) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return nil, nil
 	}
-	var matches []string
-	for _, id := range p.ids() {
-		if id == prefix {
-			return id, nil
-		}
-		if strings.HasPrefix(id, prefix) {
-			matches = append(matches, id)
-		}
+	cat, err := newCatalog(doc)
+	if err != nil {
+		return nil, err
 	}
-	switch len(matches) {
-	case 0:
-		return prefix, nil
-	case 1:
-		return matches[0], nil
-	}
-	shown := matches
-	if len(shown) > 5 {
-		shown = shown[:5]
-	}
-	more := ""
-	if len(matches) > len(shown) {
-		more = fmt.Sprintf(" and %d more", len(matches)-len(shown))
-	}
-	return "", fmt.Errorf("session id prefix %q is ambiguous: it matches %s%s; type more of it", prefix, strings.Join(shown, ", "), more)
+	p := parser{cat: cat}
+	return p.params(method, args)
 }

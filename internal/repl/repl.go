@@ -111,7 +111,7 @@ func (r *repl) handleInterrupts() <-chan struct{} {
 func Run(ctx context.Context, o Options) int {
 	r := &repl{o: o, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, nwake: make(chan struct{})}
 	r.notes.Store(true)
-	r.parse = parser{ids: r.knownIDs}
+	r.parse = parser{}
 
 	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.paint(sgrDim, "serve: "+l) + "\n") }}
 	cl, err := startClient(o.Serve, logw, r.onFrame, r.onLateAnswer)

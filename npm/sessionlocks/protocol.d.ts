@@ -71,7 +71,7 @@ export interface CacheStatus {
  */
 export interface CanResumeParams {
   /**
-   * SessionID is the session to judge.
+   * SessionID is the session to judge: its id or a unique prefix of it.
    */
   sessionId: string;
 }
@@ -80,7 +80,7 @@ export interface CanResumeParams {
  */
 export interface CanResumeResult {
   /**
-   * SessionID is the session that was judged.
+   * SessionID is the session that was judged, its full id.
    */
   sessionId: string;
   /**
@@ -157,13 +157,21 @@ export interface ErrorData {
    * Size is the size of the oversize message in bytes, as far as it was read (-32600).
    */
   size?: number;
+  /**
+   * Candidates are the session ids an ambiguous prefix begins, sorted, at most 20 (-32602 for an ambiguous session id prefix).
+   */
+  candidates?: string[];
+  /**
+   * Matches counts all the sessions an ambiguous prefix begins; more than len(candidates) when the list was cut (-32602).
+   */
+  matches?: number;
 }
 /**
  * ForceResumeParams are the parameters of forceResume.
  */
 export interface ForceResumeParams {
   /**
-   * SessionID is the session to take over.
+   * SessionID is the session to take over: its id or a unique prefix of it.
    */
   sessionId: string;
   /**
@@ -311,7 +319,7 @@ export interface Holder {
  */
 export interface ListSessionsParams {
   /**
-   * IDs restricts the answer to these sessions; each must exist. Absent means every session.
+   * IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session. Absent means every session.
    */
   ids?: string[];
   /**
@@ -591,6 +599,10 @@ export interface StatusResult {
    * StateDir is the absolute state directory the server reads.
    */
   stateDir: string;
+  /**
+   * StateDirExists is false when the state directory does not exist (a mistyped --state-dir, or a COPILOT_HOME that differs between the IDE and a terminal): every session then reads as absent.
+   */
+  stateDirExists: boolean;
   /**
    * Watching is true while sessionsChanged notifications are being pushed.
    */

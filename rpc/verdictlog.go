@@ -1,0 +1,106 @@
+package rpc
+
+// Logging the verdicts the server gives, so that "why was this session
+// refused?" is answered by the log at info: a line per holder with session,
+// pid, verdict and reason. Bounded: a session may have 100,000 holders and
+// one change may name thousands of sessions.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/copilot-ide/sessionlocks/sessionlocks"
+	"github.com/copilot-ide/sessionlocks/watch"
+)
+
+const (
+	// maxLoggedHolders is how many of a session's holders get a line each;
+	// the rest are one line of counts.
+	maxLoggedHolders = 5
+	// maxLoggedSessions is how many sessions of one change get lines; the
+	// rest are one line.
+	maxLoggedSessions = 20
+)
+
+// logVerdicts logs s's verdicts under msg.
+func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	if len(s.Holders) == 0 {
+		log.Info(msg, "session", s.ID, "state", s.State)
+		return
+	}
+	for i, h := range s.Holders {
+		if i == maxLoggedHolders {
+			break
+		}
+		log.Info(msg, "session", s.ID, "state", s.State, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
+	}
+	if more := len(s.Holders) - maxLoggedHolders + s.HoldersOmitted; more > 0 {
+		log.Info(msg, "session", s.ID, "state", s.State, "moreHolders", more, "listedVerdicts", verdictCounts(s.Holders))
+	}
+}
+
+// verdictCounts is "live=1 stale=3": how many listed holders have each verdict.
+func verdictCounts(hs []sessionlocks.Holder) string {
+	n := map[sessionlocks.Verdict]int{}
+	for _, h := range hs {
+		n[h.Verdict]++
+	}
+	var out []string
+	for _, v := range []sessionlocks.Verdict{sessionlocks.Live, sessionlocks.Unknown, sessionlocks.Stale} {
+		if n[v] > 0 {
+			out = append(out, fmt.Sprintf("%s=%d", v, n[v]))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// verdictLog remembers what was last logged of each session the watcher
+// reported, so that only a change of state or verdicts is logged, not every
+// write to its metadata. The watcher's callback is its only user.
+type verdictLog struct {
+	log  *slog.Logger
+	seen map[string]string // session id: its verdicts' signature
+}
+
+func (v *verdictLog) change(c watch.Change) {
+	if v.seen == nil {
+		v.seen = map[string]string{}
+	}
+	logged := 0
+	for _, s := range c.Changed {
+		sig := signature(s)
+		if v.seen[s.ID] == sig {
+			continue
+		}
+		v.seen[s.ID] = sig
+		if logged++; logged <= maxLoggedSessions {
+			logVerdicts(v.log, "verdict changed", s)
+		}
+	}
+	for _, id := range c.Removed {
+		delete(v.seen, id)
+	}
+	if logged > maxLoggedSessions {
+		v.log.Info("verdicts changed in more sessions", "count", logged-maxLoggedSessions)
+	}
+}
+
+// signature names a session's state and its first holders' verdicts, and
+// counts the rest: bounded, whatever the session holds.
+func signature(s sessionlocks.Session) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d+%d", s.State, len(s.Holders), s.HoldersOmitted)
+	for i, h := range s.Holders {
+		if i == maxLoggedHolders {
+			fmt.Fprintf(&b, " %s", verdictCounts(s.Holders))
+			break
+		}
+		fmt.Fprintf(&b, " %d/%s/%s", h.PID, h.Verdict, h.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,88 @@
+package sessionlocks
+
+// Resolving what a person typed to one session id. `sessionlocks list` prints
+// ids shortened to a unique prefix, and people paste them: every method that
+// takes a session id resolves it here, so that every client (the IDE, the
+// REPL, `call`, `explain`) gets the same answer and there is one resolver.
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// maxCandidates bounds the ids an ambiguous prefix's error lists: a prefix of
+// one character in a state dir of 10,000 sessions matches hundreds.
+const maxCandidates = 20
+
+// ResolveID returns the id of the session that id names: id itself when a
+// session directory has exactly that name (an exact id always wins, even
+// when it is also the prefix of other ids), else the one session whose id
+// begins with id. An invalid id (a dot-name such as
+// .session-operation-locks, a path) gives an *IDError, a prefix of no session
+// a *NotFoundError naming what was typed, and a prefix of several an
+// *AmbiguousIDError listing them. The state dir is read afresh, never from a
+// cache: what is resolved here may be acted on (forceResume).
+func (e *Engine) ResolveID(id string) (string, error) {
+	if err := ValidateID(id); err != nil {
+		return "", err
+	}
+	if isSessionDir(filepath.Join(e.dir, id)) {
+		return id, nil
+	}
+	var matches []string
+	err := readSessionIDs(e.dir, func(ids []string) {
+		for _, c := range ids {
+			if strings.HasPrefix(c, id) {
+				matches = append(matches, c)
+			}
+		}
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &NotFoundError{ID: id, Dir: e.dir, NoDir: true}
+	case err != nil:
+		return "", &StateDirError{Path: e.dir, Err: err}
+	}
+	// A file system that does not say which entries are directories lists
+	// files too: only directories (never symlinks) are sessions.
+	matches = slices.DeleteFunc(matches, func(c string) bool { return !isSessionDir(filepath.Join(e.dir, c)) })
+	switch len(matches) {
+	case 0:
+		return "", &NotFoundError{ID: id, Dir: e.dir}
+	case 1:
+		return matches[0], nil
+	}
+	slices.Sort(matches)
+	ae := &AmbiguousIDError{Prefix: id, Count: len(matches)}
+	ae.Candidates = matches[:min(len(matches), maxCandidates)]
+	return "", ae
+}
+
+// ResolveIDs resolves each of ids (see ResolveID), in order, dropping
+// repeats of a session already resolved; index says which one failed.
+func (e *Engine) ResolveIDs(ids []string) (out []string, index int, err error) {
+	seen := make(map[string]bool, len(ids))
+	out = make([]string, 0, len(ids))
+	for i, id := range ids {
+		full, err := e.ResolveID(id)
+		if err != nil {
+			return nil, i, err
+		}
+		if !seen[full] {
+			seen[full] = true
+			out = append(out, full)
+		}
+	}
+	return out, -1, nil
+}
+
+// isSessionDir reports whether path is a directory itself, not a link to one:
+// a symlinked session directory is never followed.
+func isSessionDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
+}

@@ -356,12 +356,20 @@ type CacheStatus struct {
 	Misses uint64 `json:"misses"`
 }
 
-// Platform names the operating system and architecture the server runs on.
+// Platform names the operating system and architecture the server runs on, and what it can see from there.
 type Platform struct {
 	// OS is the operating system, as Go names it (linux, darwin, windows).
 	OS string `json:"os"`
 	// Arch is the architecture, as Go names it (amd64, arm64).
 	Arch string `json:"arch"`
+	// FileSystem is the state dir's file-system type (ext4, nfs, 9p, fuse.sshfs, ...), where it could be read.
+	FileSystem string `json:"fileSystem,omitempty"`
+	// SharedFileSystem is true when other machines may write that file system (NFS, SMB, 9p, FUSE, ...): their pids
+	// mean nothing here, so verdicts from pids are unknown, and file notifications miss their changes.
+	SharedFileSystem bool `json:"sharedFileSystem,omitempty"`
+	// NestedPIDNamespace is true when the server runs in a PID namespace of its own (a sandbox such as Flatpak),
+	// which hides every process outside it: verdicts from pids are unknown.
+	NestedPIDNamespace bool `json:"nestedPidNamespace,omitempty"`
 }
 
 // WatchStatus describes the watcher that pushes sessionsChanged.

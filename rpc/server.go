@@ -733,7 +733,7 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 			Hits:    cs.Hits,
 			Misses:  cs.Misses,
 		},
-		Platform: Platform{OS: runtime.GOOS, Arch: runtime.GOARCH},
+		Platform: platformOf(s.engine.Vantage()),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()
@@ -742,6 +742,11 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 		st.Watch = wireWatch(w.Stats())
 	}
 	return st, nil
+}
+
+// platformOf is the status's Platform, from where the engine judges.
+func platformOf(v sessionlocks.Vantage) Platform {
+	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
 }
 
 // maxEcho bounds what an error message repeats of a name the client sent:

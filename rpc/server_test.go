@@ -823,3 +823,29 @@ func TestRemovalsWhileTheWatcherStartsArePushed(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusSaysWhereItJudgesFrom: status names the state dir's file system
+// and says when pids prove nothing from here, which is why a session reads
+// unknown there (the person debugging needs to see it without reading code).
+func TestStatusSaysWhereItJudgesFrom(t *testing.T) {
+	for _, tc := range []struct {
+		fsType string
+		shared bool
+	}{{"", false}, {"nfs4", true}, {"fuse.sshfs", true}} {
+		t.Run("fs="+tc.fsType, func(t *testing.T) {
+			e := sessionlocks.New(sessionlocks.Options{StateDir: makeState(t, 0, nil), Logger: discardLog, FSType: tc.fsType})
+			c := connect(t, Options{Engine: e}, ClientOptions{})
+			var st StatusResult
+			if err := c.Call(context.Background(), MethodStatus, nil, &st); err != nil {
+				t.Fatal(err)
+			}
+			v := e.Vantage()
+			if st.Platform.FileSystem != v.FileSystem || st.Platform.SharedFileSystem != tc.shared || st.Platform.NestedPIDNamespace != v.NestedPIDNamespace {
+				t.Errorf("platform %+v, engine sees %+v", st.Platform, v)
+			}
+			if tc.fsType != "" && st.Platform.FileSystem != tc.fsType {
+				t.Errorf("fileSystem %q, want %q", st.Platform.FileSystem, tc.fsType)
+			}
+		})
+	}
+}

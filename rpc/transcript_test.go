@@ -13,7 +13,7 @@ package rpc
 //     lockWrittenAt, startedAt, uptimeMs) become "$TIME"/$N, and Go
 //     durations inside strings ("written 3ms ago") become $DUR; createdAt and
 //     updatedAt come from the fixtures' workspace.yaml and stay;
-//   - values that describe the machine or the engine's cache (goVersion, os,
+//   - values that describe the machine or the engine's cache (goVersion, os, fileSystem,
 //     arch, entries, hits, misses) become $X.
 // Content-Length headers are checked against the real body first and then
 // recomputed for the masked body, so the golden files stay exact frames.
@@ -169,7 +169,7 @@ func serveBytes(t testing.TB, opts Options, in []byte) []byte {
 var (
 	maskTime     = regexp.MustCompile(`"(probedAt|lockWrittenAt|startedAt)":"[^"]*"`)
 	maskNumber   = regexp.MustCompile(`"(uptimeMs)":\d+`)
-	maskMachine  = regexp.MustCompile(`"(goVersion|os|arch)":"[^"]*"|"(entries|hits|misses)":\d+`)
+	maskMachine  = regexp.MustCompile(`"(goVersion|os|arch|fileSystem)":"[^"]*"|"(entries|hits|misses)":\d+`)
 	maskDuration = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))+\b`)
 )
 

@@ -412,7 +412,7 @@ export interface Owner {
   evidence: string;
 }
 /**
- * Platform names the operating system and architecture the server runs on.
+ * Platform names the operating system and architecture the server runs on, and what it can see from there.
  */
 export interface Platform {
   /**
@@ -423,6 +423,18 @@ export interface Platform {
    * Arch is the architecture, as Go names it (amd64, arm64).
    */
   arch: string;
+  /**
+   * FileSystem is the state dir's file-system type (ext4, nfs, 9p, fuse.sshfs, ...), where it could be read.
+   */
+  fileSystem?: string;
+  /**
+   * SharedFileSystem is true when other machines may write that file system (NFS, SMB, 9p, FUSE, ...): their pids mean nothing here, so verdicts from pids are unknown, and file notifications miss their changes.
+   */
+  sharedFileSystem?: boolean;
+  /**
+   * NestedPIDNamespace is true when the server runs in a PID namespace of its own (a sandbox such as Flatpak), which hides every process outside it: verdicts from pids are unknown.
+   */
+  nestedPidNamespace?: boolean;
 }
 /**
  * Process is what is known about the process a lock names.

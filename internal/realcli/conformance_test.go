@@ -349,7 +349,7 @@ func TestPIDReuse(t *testing.T) {
 			// records the session as already in use (and opens it anyway).
 			p2, h2, inUse := resumeCLI(t, env, id)
 			if !inUse {
-				t.Errorf("copilot %s resumed with alreadyInUse=false: the CLI is no longer fooled by a reused pid (update the README)", realcli.Version)
+				t.Errorf("copilot %s resumed with alreadyInUse=false: the CLI is no longer fooled by a reused pid (update docs/realcli.md)", realcli.Version)
 			} else {
 				t.Logf("copilot -p --resume: alreadyInUse=true with only a reused-pid lock (the CLI is fooled)")
 			}

@@ -1,7 +1,6 @@
 package sessionlocks
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,48 +259,6 @@ func (c *dirCache) prune(keep map[string]struct{}) {
 	}
 	c.nLast.Store(int64(len(c.lastMeta)))
 	c.mu.Unlock()
-}
-
-// keyedMutex serialises this process's mutations of one session. Other
-// processes (a second sidecar, the CLI) are kept out by the CLI's own
-// operation lock; this only stops two requests here from racing each other.
-// Waiting for it can be cancelled.
-type keyedMutex struct {
-	mu sync.Mutex
-	m  map[string]*keyedEntry
-}
-
-type keyedEntry struct {
-	held chan struct{} // holds a value while the key is locked
-	refs int
-}
-
-func newKeyedMutex() *keyedMutex { return &keyedMutex{m: make(map[string]*keyedEntry)} }
-
-func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
-	k.mu.Lock()
-	e := k.m[key]
-	if e == nil {
-		e = &keyedEntry{held: make(chan struct{}, 1)}
-		k.m[key] = e
-	}
-	e.refs++
-	k.mu.Unlock()
-	select {
-	case e.held <- struct{}{}:
-		return func() { <-e.held; k.release(key, e) }, nil
-	case <-ctx.Done():
-		k.release(key, e)
-		return nil, ctx.Err()
-	}
-}
-
-func (k *keyedMutex) release(key string, e *keyedEntry) {
-	k.mu.Lock()
-	if e.refs--; e.refs == 0 {
-		delete(k.m, key)
-	}
-	k.mu.Unlock()
 }
 
 // idsCache keeps the state dir's list of session ids, valid while the state

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/keymutex"
 )
 
 // Defaults for Options.
@@ -46,7 +48,7 @@ type Engine struct {
 	cache  *probeCache
 	dirs   *dirCache
 	ids    idsCache
-	locks  *keyedMutex // serialises this process's mutations per session
+	locks  *keymutex.Map // serialises this process's mutations per session: the CLI's operation lock keeps other processes out
 
 	// epoch counts invalidations. A scan notes it before reading anything and
 	// stores what it learned only if no invalidation happened meanwhile:
@@ -138,7 +140,7 @@ func New(opts Options) *Engine {
 		now:      opts.Now,
 		cache:    newProbeCache(opts.CacheTTL, opts.Now),
 		dirs:     newDirCache(),
-		locks:    newKeyedMutex(),
+		locks:    keymutex.New(),
 	}
 }
 

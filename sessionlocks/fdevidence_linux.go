@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/copilot-ide/sessionlocks/internal/getdents"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +35,7 @@ func holdsFile(pid int, name string, want fileID, flock bool) bool {
 	defer unix.Close(dfd)
 	var fds []string
 	link := make([]byte, 4096)
-	eachDirent(dfd, make([]byte, 8192), func(fd []byte, _ uint8, _ uint64) {
+	getdents.Each(dfd, make([]byte, 8192), func(fd []byte, _ uint8, _ uint64) {
 		if fd[0] == '.' {
 			return
 		}

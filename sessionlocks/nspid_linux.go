@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/copilot-ide/sessionlocks/internal/getdents"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +44,7 @@ func readNSIndex() (map[int][]int, error) {
 	}
 	defer unix.Close(fd)
 	var pids []int
-	err = eachDirent(fd, make([]byte, 32<<10), func(name []byte, _ uint8, _ uint64) {
+	err = getdents.Each(fd, make([]byte, 32<<10), func(name []byte, _ uint8, _ uint64) {
 		if n, err := strconv.Atoi(string(name)); err == nil && n > 0 {
 			pids = append(pids, n)
 		}

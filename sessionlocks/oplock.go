@@ -54,3 +54,7 @@ func (e *Engine) opLockWithin(ctx context.Context, id string, wait time.Duration
 		}
 	}
 }
+
+// opLockWait is how long a mutation waits for the CLI's operation lock. The
+// CLI holds it only while it opens a session (milliseconds).
+const opLockWait = 500 * time.Millisecond

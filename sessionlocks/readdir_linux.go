@@ -2,10 +2,10 @@ package sessionlocks
 
 import (
 	"bytes"
-	"encoding/binary"
 	"os"
 	"unsafe"
 
+	"github.com/copilot-ide/sessionlocks/internal/getdents"
 	"golang.org/x/sys/unix"
 )
 
@@ -115,7 +115,7 @@ func (r *dirReader) read(dir, id string) (sd sessionDir, err error) {
 	}
 	sd.id = statToID(&st)
 	hasMeta := false
-	err = eachDirent(fd, r.dents, func(name []byte, typ uint8, ino uint64) {
+	err = getdents.Each(fd, r.dents, func(name []byte, typ uint8, ino uint64) {
 		switch {
 		case bytes.HasPrefix(name, []byte("inuse.")):
 			if f, ok := lockFileOf(string(name)); ok {
@@ -167,7 +167,7 @@ func readSessionIDs(dir string, add func([]string)) error {
 	}
 	defer unix.Close(fd)
 	batch := make([]string, 0, idBatch)
-	err = eachDirent(fd, make([]byte, 64<<10), func(name []byte, typ uint8, _ uint64) {
+	err = getdents.Each(fd, make([]byte, 64<<10), func(name []byte, typ uint8, _ uint64) {
 		if (typ == unix.DT_DIR || typ == unix.DT_UNKNOWN) && name[0] != '.' && validID(name) {
 			if batch = append(batch, string(name)); len(batch) == idBatch {
 				add(batch)
@@ -180,37 +180,4 @@ func readSessionIDs(dir string, add func([]string)) error {
 	}
 	add(batch)
 	return nil
-}
-
-// eachDirent calls fn with every name in the directory open at fd, its
-// d_type and its inode number, read with getdents64 into buf. The name is
-// valid only during the call.
-func eachDirent(fd int, buf []byte, fn func(name []byte, typ uint8, ino uint64)) error {
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n <= 0 {
-			return nil
-		}
-		// struct linux_dirent64 { u64 ino; s64 off; u16 reclen; u8 type; char name[]; }
-		for off := 0; off+19 <= n; {
-			reclen := int(buf[off+16]) | int(buf[off+17])<<8
-			if reclen == 0 || off+reclen > n {
-				break
-			}
-			name := buf[off+19 : off+reclen]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			typ := buf[off+18]
-			ino := binary.LittleEndian.Uint64(buf[off:])
-			off += reclen
-			fn(name, typ, ino)
-		}
-	}
 }

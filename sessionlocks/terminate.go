@@ -1,0 +1,124 @@
+package sessionlocks
+
+// Which owners may be signalled, and the start-time comparison that tells a
+// process from one that reused its pid: never this process, its ancestors,
+// a namespace init or another user's process.
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// terminateOwners sends SIGTERM to the proven owner of each live holder
+// that may be signalled, and records every live or unknown holder it does
+// not signal, with why. The owner is never this process, an ancestor of
+// it (the IDE that spawned it), pid 1, the init of a PID namespace, or
+// another user's process.
+func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
+	self := os.Getpid()
+	uid := os.Getuid()
+	protected := ancestors(self)
+	var out []*target
+	sent := map[int]bool{}
+	refuse := func(pid int, why string) {
+		res.NotSignalled = append(res.NotSignalled, Refusal{PID: pid, Why: why})
+	}
+	for _, h := range hs {
+		if h.Verdict == Stale {
+			continue
+		}
+		o := h.Owner
+		switch {
+		case h.Verdict == Unknown:
+			refuse(h.PID, "its verdict is unknown, and only a live holder's proven owner is ever signalled")
+			continue
+		case o == nil:
+			refuse(h.PID, "no process is proven to hold this session: "+h.NoOwner)
+			continue
+		case sent[o.PID]:
+			continue // one CLI, two holders (a .lock and an orphan .hold)
+		case o.PID == self || protected[o.PID]:
+			refuse(h.PID, fmt.Sprintf("pid %d is this sidecar or one of its ancestors (the IDE that started it)", o.PID))
+			continue
+		case o.PID <= 1 || isNamespaceInit(o.PID):
+			refuse(h.PID, fmt.Sprintf("pid %d is the init of a PID namespace: signalling it would stop everything in it", o.PID))
+			continue
+		case uid >= 0 && o.uid != uid:
+			refuse(h.PID, fmt.Sprintf("pid %d belongs to another user (uid %d)", o.PID, o.uid))
+			continue
+		}
+		if e.beforeSignal != nil {
+			e.beforeSignal(o)
+		}
+		t, err := openOwner(o)
+		if err != nil {
+			refuse(h.PID, err.Error())
+			continue
+		}
+		if err := t.terminate(); err != nil {
+			t.close()
+			refuse(h.PID, "SIGTERM failed: "+err.Error())
+			continue
+		}
+		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
+		sent[o.PID] = true
+		res.Signalled = append(res.Signalled, o.PID)
+		out = append(out, t)
+	}
+	for _, r := range res.NotSignalled {
+		e.log.Info("not signalled", "session", hs[0].SessionID, "pid", r.PID, "why", r.Why) // a refusal means hs is not empty
+	}
+	return out
+}
+
+// isNamespaceInit reports whether pid is pid 1 of the PID namespace it runs in.
+func isNamespaceInit(pid int) bool {
+	ns, err := nsPIDs(pid)
+	return err == nil && ns[len(ns)-1] == 1
+}
+
+// ancestors returns this process's ancestors, which are never signalled.
+// Parents are processes (thread-group ids), as every pid signalled is.
+func ancestors(pid int) map[int]bool {
+	out := map[int]bool{}
+	for i := 0; i < 64 && pid > 1; i++ {
+		p := readProc(pid)
+		if p.ppid <= 0 || out[p.ppid] {
+			break
+		}
+		out[p.ppid] = true
+		pid = p.ppid
+	}
+	return out
+}
+
+// SameStart reports whether two start times read for a pid at different
+// moments describe the same process. Start times are offsets from a boot
+// instant that is recomputed from two clocks at each read, so they jitter by
+// microseconds; two processes that share a pid start far further apart.
+func SameStart(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return false
+	}
+	d := a.Sub(b)
+	return -sameStartSlack < d && d < sameStartSlack
+}
+
+const sameStartSlack = 20 * time.Millisecond
+
+// ProcessStart returns the start time of pid, so that a watcher that opened a
+// handle on pid can confirm it is still the process a lock named.
+func ProcessStart(pid int) (time.Time, error) {
+	p := readProc(pid)
+	switch {
+	case p.state == procGone || p.state == procThread:
+		return time.Time{}, fmt.Errorf("pid %d is not running", pid)
+	case p.start.IsZero():
+		if p.err != nil {
+			return time.Time{}, p.err
+		}
+		return time.Time{}, fmt.Errorf("pid %d: start time unknown", pid)
+	}
+	return p.start, nil
+}

@@ -30,7 +30,7 @@ func crashedSession(t *testing.T) (sd string, e *Engine, seen Session) {
 	sd = t.TempDir()
 	newSession(t, sd, "s")
 	startHolder(t, sd, "s").killAndReap()
-	pastSettle()
+	pastSettle(t)
 	e = newEngine(t, sd, settle)
 	seen = mustSession(t, e, "s")
 	if seen.State != StateStale {

@@ -232,7 +232,7 @@ func sinceBoot(t testing.TB, d time.Duration) time.Time {
 }
 
 func newEngine(t testing.TB, dir string, settle time.Duration) *Engine {
-	return New(Options{StateDir: dir, Settle: settle, Logger: quiet})
+	return New(Options{StateDir: dir, Settle: settle, Logger: quiet, Now: clockOf(t)})
 }
 
 func mustSession(t testing.TB, e *Engine, id string) Session {

@@ -135,7 +135,7 @@ func TestThreadIDIsNotAProcess(t *testing.T) {
 		sd := t.TempDir()
 		newSession(t, sd, "s")
 		h := startHolder(t, sd, "s", "--name-thread")
-		pastSettle()
+		pastSettle(t)
 		e := newEngine(t, sd, settle)
 		s := mustSession(t, e, "s")
 		if len(s.Holders) != 1 || s.Holders[0].Verdict != Live || s.Holders[0].Owner != nil {
@@ -177,7 +177,6 @@ func lockAThread(sd string) error {
 	if err := os.WriteFile(filepath.Join(dir, lockFileName(tid)), []byte(strconv.Itoa(tid)+"\n"), 0o644); err != nil {
 		return err
 	}
-	time.Sleep(settle + 50*time.Millisecond)
 	return nil
 }
 
@@ -189,7 +188,7 @@ func helperThreadOfSelf() int {
 		fmt.Println(err)
 		return 1
 	}
-	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet})
+	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet, Now: pastSettleClock})
 	res, err := e.Force(context.Background(), "s", ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Println("force:", err)
@@ -229,7 +228,7 @@ func helperThreadOfParent() int {
 // helperForceTerminate forces $SESSION in $STATE with terminate, prints the
 // result, and sends its parent (SENTINEL=parent) the sentinel.
 func helperForceTerminate() int {
-	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet})
+	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet, Now: pastSettleClock})
 	res, err := e.Force(context.Background(), os.Getenv("SESSION"), ForceOptions{Terminate: true, Grace: 100 * time.Millisecond})
 	if err != nil {
 		fmt.Println("error:", err)
@@ -257,7 +256,7 @@ func TestAnotherSessionsCLIIsNotSignalled(t *testing.T) {
 	}
 	cDir := newSession(t, sd, "c")
 	writeLock(t, cDir, a.pid, time.Now())
-	pastSettle()
+	pastSettle(t)
 	e := newEngine(t, sd, settle)
 	for _, id := range []string{"b", "b-preserved", "c"} {
 		t.Run(id, func(t *testing.T) {
@@ -327,7 +326,7 @@ func TestPIDNamespaces(t *testing.T) {
 		newSession(t, sd, "s")
 		inner := deadPID(t)
 		startInNamespace(t, sd, "s", inner, "--old")
-		pastSettle()
+		pastSettle(t)
 		e := newEngine(t, sd, settle)
 		h := mustSession(t, e, "s").Holders[0]
 		if h.Verdict != Live || h.Reason != ReasonVerified || !strings.Contains(h.Detail, "another PID namespace") {
@@ -366,7 +365,7 @@ func TestPIDNamespaces(t *testing.T) {
 				args = append(args, "--old")
 			}
 			cli := startHolder(t, sd, "s", args...)
-			pastSettle()
+			pastSettle(t)
 			out, err := helperCmd("judge", []string{"STATE=" + sd, "SESSION=s"}, unsharePID...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("helper: %v\n%s", err, out)
@@ -404,7 +403,7 @@ type judged struct {
 // helperJudge judges $SESSION in $STATE and reclaims, printing what it
 // found and did.
 func helperJudge() int {
-	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet})
+	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet, Now: pastSettleClock})
 	id := os.Getenv("SESSION")
 	s, err := e.Session(context.Background(), id)
 	if err != nil || len(s.Holders) != 1 {
@@ -446,7 +445,7 @@ func TestOldFormatOwnerBySessionDB(t *testing.T) {
 	sd := t.TempDir()
 	newSession(t, sd, "s")
 	h := startHolder(t, sd, "s", "--old", "--open-db")
-	pastSettle()
+	pastSettle(t)
 	e := newEngine(t, sd, settle)
 	s := mustSession(t, e, "s")
 	if o := s.Holders[0].Owner; o == nil || o.PID != h.pid || !strings.Contains(o.Evidence, "session.db") {
@@ -488,7 +487,7 @@ func TestRecognitionByExecutableAndThreadName(t *testing.T) {
 			cmd := exec.Command(tt.path, append([]string{"--state-dir", sd, "--session", "s", "--old"}, tt.args...)...)
 			cmd.Args[0] = "copilot" // as a shell starts what it found on PATH
 			startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() })
-			pastSettle()
+			pastSettle(t)
 			h := mustSession(t, newEngine(t, sd, settle), "s").Holders[0]
 			if h.Reason != tt.want {
 				t.Errorf("%s: %s", h.Reason, h.Detail)
@@ -540,7 +539,7 @@ func TestClocksThatDisagree(t *testing.T) {
 				t.Skip("the machine booted too recently to back-date a lock by 2 minutes")
 			}
 			writeLock(t, dir, pid, w)
-			pastSettle()
+			pastSettle(t)
 			e := newEngine(t, sd, settle)
 			h := mustSession(t, e, "s").Holders[0]
 			if h.Verdict != tt.want || h.Reason != tt.reason || !strings.Contains(h.Detail, tt.detail) {
@@ -598,7 +597,7 @@ func TestSharedFileSystems(t *testing.T) {
 		{"a SIGKILLed CLI's .lock and free .hold", func(t *testing.T, sd string) int {
 			h := startHolder(t, sd, "s")
 			h.killAndReap()
-			pastSettle()
+			pastSettle(t)
 			return h.pid
 		}, want{Unknown, "Nobody on this machine holds the kernel lock"}},
 		{"a live CLI", func(t *testing.T, sd string) int {
@@ -619,7 +618,7 @@ func TestSharedFileSystems(t *testing.T) {
 				sd, opts := fc.mount(t)
 				newSession(t, sd, "s")
 				pid := sc.setup(t, sd)
-				opts.StateDir, opts.Settle, opts.Logger = sd, settle, quiet
+				opts.StateDir, opts.Settle, opts.Logger, opts.Now = sd, settle, quiet, clockOf(t)
 				e := New(opts)
 				if v := e.Vantage(); !v.Shared {
 					t.Fatalf("vantage %+v: not shared", v)
@@ -712,7 +711,7 @@ echo %d > /proc/sys/kernel/ns_last_pid
 		if line := startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() }); line != fmt.Sprintf("ready %d\n", inner) {
 			t.Fatalf("helper: %q", line)
 		}
-		pastSettle()
+		pastSettle(t)
 		e := newEngine(t, sd, settle)
 		h := mustSession(t, e, "s").Holders[0]
 		if h.Verdict != Live || !strings.Contains(h.Detail, "another PID namespace") {
@@ -750,7 +749,7 @@ echo %d > /proc/sys/kernel/ns_last_pid
 		dir := newSession(t, sd, "s")
 		writeLock(t, dir, fl.Process.Pid, time.Time{})
 		hold := writeHold(t, dir, fl.Process.Pid, time.Time{})
-		pastSettle()
+		pastSettle(t)
 		lid, _ := lstatID(locked)
 		hid, _ := lstatID(hold)
 		if lid.ino != hid.ino || lid.dev == hid.dev {
@@ -805,7 +804,7 @@ echo %d > /proc/sys/kernel/ns_last_pid
 		sd := t.TempDir()
 		newSession(t, sd, "s")
 		h := startHolder(t, sd, "s", "--old", "--open-db", "--open", filepath.Join(mount, "elsewhere"))
-		pastSettle()
+		pastSettle(t)
 		bindfs.Signal(syscall.SIGSTOP)
 		t.Cleanup(func() { bindfs.Signal(syscall.SIGCONT) })
 		done := make(chan Session, 1)
@@ -836,7 +835,7 @@ echo %d > /proc/sys/kernel/ns_last_pid
 		dir := newSession(t, sd, "s")
 		cmd := exec.Command(bin, dir)
 		startReady(t, cmd, func() { cmd.Process.Kill(); cmd.Wait() })
-		pastSettle()
+		pastSettle(t)
 		e := newEngine(t, sd, settle)
 		h := mustSession(t, e, "s").Holders[0]
 		if h.Verdict == Stale {

@@ -34,7 +34,7 @@ func TestReclaim(t *testing.T) {
 	unkDir := newSession(t, sd, "unknown")
 	sl := startSleeper(t)
 	unkLock := writeLock(t, unkDir, sl.Process.Pid, time.Time{})
-	pastSettle()
+	pastSettle(t)
 
 	e := newEngine(t, sd, settle)
 
@@ -365,7 +365,7 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 	e := New(Options{StateDir: sd, Settle: 50 * time.Millisecond, CacheTTL: 3 * time.Second, Logger: quiet,
 		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	e.SetWatched(true)
-	time.Sleep(100 * time.Millisecond) // past the settle window
+	skew.Store(int64(100 * time.Millisecond)) // past the settle window
 	for i := range 3 {
 		ss, err := e.List(ctx)
 		if err != nil || ss[0].State != StateInUse {
@@ -382,7 +382,7 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 	if ss, _ := e.List(ctx); ss[0].State != StateInUse {
 		t.Logf("the verdict was re-probed early (%s); fine, but the kept listing went unexercised", ss[0].State)
 	}
-	skew.Store(int64(4 * time.Second))
+	skew.Add(int64(4 * time.Second))
 	if ss, _ := e.List(ctx); ss[0].State != StateStale {
 		t.Fatalf("past the verdict's TTL the kept listing still says %s for a dead holder", ss[0].State)
 	}
@@ -578,7 +578,7 @@ func TestClockStepWidensTheTolerance(t *testing.T) {
 	sl := startSleeper(t)
 	start := readProc(sl.Process.Pid).start
 	writeLock(t, dir, sl.Process.Pid, start.Add(-3*time.Second))
-	pastSettle()
+	pastSettle(t)
 	e := newEngine(t, sd, settle)
 	if s := mustSession(t, e, "s"); s.Holders[0].Reason != ReasonPIDReused {
 		t.Fatalf("without a clock step: %s, want pid-reused", s.Holders[0].Reason)

@@ -79,7 +79,7 @@ func TestForce(t *testing.T) {
 		sd := t.TempDir()
 		newSession(t, sd, "s")
 		h := startHolder(t, sd, "s", "--old")
-		pastSettle()
+		pastSettle(t)
 		res, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestForce(t *testing.T) {
 		dir := newSession(t, sd, "s")
 		sl := startSleeper(t)
 		lock := writeLock(t, dir, sl.Process.Pid, time.Time{})
-		pastSettle()
+		pastSettle(t)
 		res, err := newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{Terminate: true, Grace: 200 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

@@ -12,12 +12,6 @@ import (
 	"time"
 )
 
-// settle is short in tests so that "older than the settle window" is reached
-// by sleeping a moment instead of back-dating files the CLI itself wrote.
-const settle = 150 * time.Millisecond
-
-func pastSettle() { time.Sleep(settle + 50*time.Millisecond) }
-
 func TestVerdicts(t *testing.T) {
 	type want struct {
 		verdict Verdict
@@ -30,7 +24,7 @@ func TestVerdicts(t *testing.T) {
 	}{
 		{"live new format", func(t *testing.T, sd, dir string) want {
 			startHolder(t, sd, filepath.Base(dir))
-			pastSettle()
+			pastSettle(t)
 			return want{Live, ReasonHoldLocked, "kernel lock on inuse."}
 		}},
 		{"live new format, young lock: its process's descriptor shows the flock at once, no probe needed", func(t *testing.T, sd, dir string) want {
@@ -42,7 +36,7 @@ func TestVerdicts(t *testing.T) {
 		}},
 		{"live old format, verified", func(t *testing.T, sd, dir string) want {
 			startHolder(t, sd, filepath.Base(dir), "--old")
-			pastSettle()
+			pastSettle(t)
 			return want{Live, ReasonVerified, "is the Copilot CLI"}
 		}},
 		{"live old format, starting", func(t *testing.T, sd, dir string) want {
@@ -52,7 +46,7 @@ func TestVerdicts(t *testing.T) {
 		{"SIGKILLed new format", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir))
 			h.killAndReap()
-			pastSettle()
+			pastSettle(t)
 			return want{Stale, ReasonHoldReleased, "not running"}
 		}},
 		{"SIGKILLed new format, young lock: live until its .hold can be probed", func(t *testing.T, sd, dir string) want {
@@ -66,19 +60,19 @@ func TestVerdicts(t *testing.T) {
 		{"SIGKILLed old format", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir), "--old")
 			h.killAndReap()
-			pastSettle()
+			pastSettle(t)
 			return want{Stale, ReasonProcessExited, "is not running"}
 		}},
 		{"zombie", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir), "--old")
 			h.killNoReap(t)
-			pastSettle()
+			pastSettle(t)
 			return want{Stale, ReasonProcessExited, "zombie"}
 		}},
 		{"zombie with hold", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir))
 			h.killNoReap(t)
-			pastSettle()
+			pastSettle(t)
 			return want{Stale, ReasonHoldReleased, "zombie"}
 		}},
 		{"pid reused by an unrelated process", func(t *testing.T, sd, dir string) want {
@@ -101,7 +95,7 @@ func TestVerdicts(t *testing.T) {
 		{"unrelated process older than the lock", func(t *testing.T, sd, dir string) want {
 			s := startSleeper(t)
 			writeLock(t, dir, s.Process.Pid, time.Time{})
-			pastSettle()
+			pastSettle(t)
 			return want{Unknown, ReasonUnverified, "does not look like the Copilot CLI"}
 		}},
 		{"young lock of an unrelated live process", func(t *testing.T, sd, dir string) want {
@@ -131,7 +125,7 @@ func TestVerdicts(t *testing.T) {
 		{"orphan hold, still locked", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir))
 			os.Remove(filepath.Join(dir, lockFileName(h.pid)))
-			pastSettle()
+			pastSettle(t)
 			return want{Live, ReasonHoldLocked, "is missing"}
 		}},
 		{"FIFO named like a lock", func(t *testing.T, sd, dir string) want {

@@ -120,10 +120,9 @@ func (c *probeCache) stats() CacheStats {
 // because file-system timestamps are coarse (a jiffy, or 2 s on FAT) and a
 // second change in the same tick would leave the mtime as it was.
 type dirCache struct {
-	// m maps session id to dirSnapshot. A sync.Map, because a watched
-	// listing of 10,000 sessions is 10,000 loads from several goroutines, and
-	// a mutex's (even a read lock's) shared counter bouncing between cores
-	// cost more than the rest of the listing.
+	// m maps session id to dirSnapshot. A sync.Map: a watched listing is
+	// one load per session from several goroutines, mostly reads of keys
+	// that do not change, the case sync.Map is made for.
 	m sync.Map
 
 	mu sync.Mutex

@@ -364,8 +364,8 @@ func sortSessions(ss []Session) []Session {
 	if sessionsSorted(ss) {
 		return ss // scanned in last listing's order, and nothing moved
 	}
-	// Compact keys: comparing through the sessions themselves chased
-	// 232-byte strides and cost more than the whole scan.
+	// Sort compact keys, not the sessions: a Session is large, and the
+	// comparisons should touch only what they compare.
 	type key struct {
 		t int64 // UpdatedAt, Unix nanoseconds
 		i int32

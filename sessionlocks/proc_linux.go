@@ -14,9 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// On Linux the kernel's own accounts are read from /proc directly: one small
-// read per file, no ps, no gopsutil (which parses more than we need and is
-// several times slower per process).
+// On Linux the kernel's own accounts are read from /proc directly, for
+// precision first: a process's start is the boot time plus its start ticks,
+// and gopsutil's boot time is /proc/stat's btime, whole seconds, an error as
+// large as the 1 s a lock's mtime may differ from its writer's start. Here
+// the boot time comes from CLOCK_BOOTTIME to the microsecond (bootTime). The
+// reads are also one small read per file, with no ps and no parsing of
+// fields the verdicts do not use.
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime. The kernel
 // ABI fixes it at 100 on every architecture Go supports.

@@ -2,13 +2,12 @@
 GO        ?= go
 NPM       ?= npm
 # VERSION goes into the binaries (-X .../internal/version.Version) and the npm packages alike, so it must be a
-# version npm accepts: a release passes its tag without the v (VERSION=1.2.3); otherwise git describe is made
-# semver as npm/scripts/pack.mjs's npmVersion does (v1.2.3-4-gabc -> 1.2.3-4-gabc, abc1234 -> 0.0.0-dev.abc1234).
-# `make npm` fails if the packages and the binaries ever disagree.
+# version npm accepts: a release passes its tag without the v (VERSION=1.2.3); otherwise `git describe` is mapped
+# by the one rule, npmVersion in npm/sessionlocks/version.js (v1.2.3-4-gabc -> 1.2.3-4-gabc, 5df2a78 ->
+# 0.0.0-dev.5df2a78), which the client's handshake also uses. `make npm` fails if packages and binaries disagree.
 ifndef VERSION
-VERSION := $(shell d=$$(git describe --tags --always --dirty 2>/dev/null || echo dev); echo "$$d" | sed -E \
-  -e 's/^v?([0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)$$/\1/' -e t \
-  -e 's/[^0-9A-Za-z-]+/-/g' -e 's/^-+|-+$$//g' -e 's/^$$/unknown/' -e 's/^[0-9]+$$/g&/' -e 's/^/0.0.0-dev./')
+VERSION := $(shell node -e 'process.stdout.write(require("./npm/sessionlocks/version.js").npmVersion(process.argv[1]))' \
+  "$$(git describe --tags --always --dirty 2>/dev/null || echo dev)")
 endif
 LDFLAGS   := -X github.com/copilot-ide/sessionlocks/internal/version.Version=$(VERSION)
 # Release builds are reproducible: no cgo, no file paths (-trimpath), no VCS stamp (a build from a source archive

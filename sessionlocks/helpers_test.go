@@ -10,11 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 )
 
 // fakeCLI is the path of the fake Copilot CLI built once for all tests, under
@@ -38,19 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Where npm puts the real CLI's native binary (npm calls Windows
-	// win32): the engine recognises the CLI by that path.
-	npmOS := runtime.GOOS
-	if npmOS == "windows" {
-		npmOS = "win32"
-	}
-	fakeCLI = filepath.Join(dir, "node_modules", "@github", "copilot-"+npmOS+"-x64", "copilot")
-	if runtime.GOOS == "windows" {
-		fakeCLI += ".exe"
-	}
-	build := exec.Command("go", "build", "-o", fakeCLI, "github.com/copilot-ide/sessionlocks/internal/fakecli/copilot")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if fakeCLI, err = testbin.FakeCLI(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
 		os.Exit(1)
 	}

@@ -20,19 +20,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 	"github.com/copilot-ide/sessionlocks/rpc"
 )
 
 // serveBinary builds the sessionlocks binary into a temporary directory.
 func serveBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sessionlocks")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := testbin.Sidecar(t.TempDir())
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -216,9 +213,9 @@ func TestServeForceResumeTerminates(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "session-state")
 	// The fake CLI must look like the real one to be verified: run it under
 	// the name "copilot".
-	cli := filepath.Join(t.TempDir(), "copilot")
-	if out, err := exec.Command("go", "build", "-o", cli, "../../internal/fakecli/copilot").CombinedOutput(); err != nil {
-		t.Fatalf("go build fake copilot: %v\n%s", err, out)
+	cli, err := testbin.FakeCLI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	live := exec.Command(cli, "--state-dir", state, "--session", "live-2")
 	liveOut, _ := live.StdoutPipe()

@@ -1,7 +1,6 @@
 package realcli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -9,9 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/syncbuf"
 )
 
 // Env is one isolated world for the CLI: its own HOME (so ~/.copilot is
@@ -87,7 +87,7 @@ func (e *Env) Prompt(prompt string, extra ...string) (*Proc, error) {
 type Proc struct {
 	Cmd  *exec.Cmd
 	PID  int
-	out  syncBuffer
+	out  syncbuf.Buffer
 	done chan struct{}
 	err  error
 }
@@ -197,22 +197,4 @@ func (e *Env) waitHolder(ctx context.Context, pid int, id string, exited func() 
 		case <-time.After(pollInterval):
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer that exec's copier goroutine and the test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

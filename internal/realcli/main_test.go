@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/internal/realcli"
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 )
 
 var (
@@ -75,10 +75,8 @@ func run(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		sidecarBinary = filepath.Join(dir, "sessionlocks")
-		out, err := exec.Command("go", "build", "-o", sidecarBinary, "github.com/copilot-ide/sessionlocks/cmd/sessionlocks").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "go build sessionlocks: %v\n%s", err, out)
+		if sidecarBinary, err = testbin.Sidecar(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}

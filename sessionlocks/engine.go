@@ -1,7 +1,6 @@
 package sessionlocks
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -305,10 +304,6 @@ func (e *Engine) checkWatchedDir() {
 
 // Watched reports what SetWatched last set.
 func (e *Engine) Watched() bool { return e.watched.Load() }
-
-// context is accepted by the scanning methods so that long scans can be
-// cancelled; it is checked between sessions.
-var _ context.Context
 
 // tolerance is how far a process may seem to have started after its lock
 // was written and still be its writer: the clock granularity, widened by any

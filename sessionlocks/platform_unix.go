@@ -33,17 +33,33 @@ func statToID(st *unix.Stat_t) fileID {
 	return id
 }
 
-// lstatID is os.Lstat without the FileInfo: a scan of 10,000 sessions makes
-// one per session, and the allocation shows.
-func lstatID(path string) (fileID, error) {
+// lstatID is os.Lstat without the FileInfo, which a scan would allocate
+// once per session for the two fields it uses.
+func lstatID(path string) (fileID, error) { return statAsID(path, false) }
+
+// statID is stat (following symlinks), as a fileID.
+func statID(path string) (fileID, error) { return statAsID(path, true) }
+
+// statAsID calls stat or lstat directly, not through a func value, which
+// would move st to the heap.
+func statAsID(path string, follow bool) (fileID, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Lstat(path, &st)
+		var err error
+		if follow {
+			err = unix.Stat(path, &st)
+		} else {
+			err = unix.Lstat(path, &st)
+		}
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fileID{}, &os.PathError{Op: "lstat", Path: path, Err: err}
+			op := "lstat"
+			if follow {
+				op = "stat"
+			}
+			return fileID{}, &os.PathError{Op: op, Path: path, Err: err}
 		}
 		return statToID(&st), nil
 	}
@@ -264,21 +280,6 @@ func readRegularFd(fd int, path string, limit int64, b []byte) ([]byte, fileID, 
 		}
 	}
 	return b, id, nil
-}
-
-// statID is stat (following symlinks), as a fileID.
-func statID(path string) (fileID, error) {
-	var st unix.Stat_t
-	for {
-		err := unix.Stat(path, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
-		}
-		return statToID(&st), nil
-	}
 }
 
 // openNoIntr is openat, retried on EINTR; a created file gets mode 0o644.

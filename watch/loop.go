@@ -48,20 +48,20 @@ type loop struct {
 	firstDirty time.Time // when the pending batch began
 	lastDirty  time.Time // the latest event of the pending batch
 
-	debounceT  *time.Timer
-	debounceC  <-chan time.Time
-	settleT    *time.Timer
-	settleC    <-chan time.Time
-	settleAt   time.Time
-	pollT      *time.Ticker // poll mode's directory scan
-	pollTick   uint64       // counts pollDirs calls; picks the half of the quiet sessions to stat
-	armed      uint64       // the engine's epoch once a full rescan's watches were in place; 0 otherwise
-	confirming bool         // the next full rescan confirms earlyListing's snapshots instead of dropping them
-	exitT      *time.Ticker // polled holder processes
-	retryT     *time.Timer  // a failed read's retry
-	retryC     <-chan time.Time
-	retryFull  bool            // the retry is a full rescan
-	retryIDs   map[string]bool // sessions to read again on retry
+	debounceT    *time.Timer
+	debounceC    <-chan time.Time
+	settleT      *time.Timer
+	settleC      <-chan time.Time
+	settleAt     time.Time
+	pollT        *time.Ticker // poll mode's directory scan
+	pollTick     uint64       // counts pollDirs calls; picks the half of the quiet sessions to stat
+	watchedSince uint64       // the engine's epoch once a full rescan's watches were in place; 0 otherwise
+	confirming   bool         // the next full rescan confirms earlyListing's snapshots instead of dropping them
+	exitT        *time.Ticker // polled holder processes
+	retryT       *time.Timer  // a failed read's retry
+	retryC       <-chan time.Time
+	retryFull    bool            // the retry is a full rescan
+	retryIDs     map[string]bool // sessions to read again on retry
 
 	note string
 }
@@ -128,14 +128,14 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 	if c != nil {
 		l.deliver(*c, notify)
 	}
-	l.arm()
+	l.setTimers()
 	l.w.setStats(func(s *Stats) { s.Watching = true })
-	l.w.armOnce.Do(func() { close(l.w.armed) }) // no baseline listing was made (no state dir yet)
+	l.w.baselineOnce.Do(func() { close(l.w.baselineBegun) }) // no baseline listing was made (no state dir yet)
 	close(l.w.started)
 	l.w.log.Debug("baseline read", "sessions", len(l.last), "watchedDirs", len(l.watched), "processes", len(l.procs),
 		"ms", float64(time.Since(t0).Microseconds())/1000)
 	for {
-		l.arm()
+		l.setTimers()
 		var events <-chan fsnotify.Event
 		var errs <-chan error
 		if l.fsw != nil {
@@ -203,8 +203,8 @@ func (l *loop) run(ctx context.Context, notify func(Change)) error {
 	}
 }
 
-// arm sets the timers the next select needs.
-func (l *loop) arm() {
+// setTimers sets the timers the next select needs.
+func (l *loop) setTimers() {
 	if (l.rescan || len(l.dirty) > 0) && l.debounceC == nil {
 		l.firstDirty = time.Now()
 		l.debounceT = resetTimer(l.debounceT, debounce)

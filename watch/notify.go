@@ -91,9 +91,9 @@ func (l *loop) handleError(err error) {
 	l.w.log.Warn("file watch error", "err", err)
 }
 
-// armStateDir watches the state dir, or while it does not exist its nearest
+// watchStateDir watches the state dir, or while it does not exist its nearest
 // existing ancestor, and sets l.dirOn.
-func (l *loop) armStateDir() {
+func (l *loop) watchStateDir() {
 	if l.statePolled() {
 		if l.fsw != nil {
 			// Nothing of fsnotify's may remain on the state dir or an
@@ -112,7 +112,7 @@ func (l *loop) armStateDir() {
 	}
 	for range 4 { // the tree may change under us; a few tries settle it
 		if l.present() {
-			// Add is idempotent for the same directory and re-arms a
+			// Add is idempotent for the same directory and watches again a
 			// directory that was removed and created again.
 			if err := l.fsw.Add(l.dir); err == nil {
 				if l.anchor != "" {
@@ -126,7 +126,7 @@ func (l *loop) armStateDir() {
 				return
 			} else if outOfWatches(err) {
 				l.dropNotify(err)
-				l.armStateDir()
+				l.watchStateDir()
 				return
 			} else if !errors.Is(err, os.ErrNotExist) {
 				l.w.log.Warn("cannot watch the state directory", "dir", l.dir, "err", err)
@@ -153,7 +153,7 @@ func (l *loop) armStateDir() {
 		err := l.fsw.Add(anc)
 		if outOfWatches(err) {
 			l.dropNotify(err)
-			l.armStateDir()
+			l.watchStateDir()
 			return
 		}
 		if err == nil {

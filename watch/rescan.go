@@ -110,7 +110,7 @@ func (l *loop) refresh(ctx context.Context, id string, c *Change) {
 		}
 		l.w.log.Warn("re-reading a session failed; retrying", "session", id, "err", err, "in", rescanRetry)
 		l.retryIDs[id] = true
-		l.armRetry()
+		l.scheduleRetry()
 	case len(ss) == 1:
 		if l.update(ss[0]) {
 			c.Changed = append(c.Changed, ss[0])
@@ -118,7 +118,7 @@ func (l *loop) refresh(ctx context.Context, id string, c *Change) {
 	}
 }
 
-func (l *loop) armRetry() {
+func (l *loop) scheduleRetry() {
 	if l.retryC == nil {
 		l.retryT = resetTimer(l.retryT, rescanRetry)
 		l.retryC = l.retryT.C
@@ -141,7 +141,7 @@ func (l *loop) earlyListing(ctx context.Context) *Change {
 	if l.w.mode != ModeNotify || l.fsw == nil || !l.present() {
 		return nil
 	}
-	l.w.armOnce.Do(func() { close(l.w.armed) })
+	l.w.baselineOnce.Do(func() { close(l.w.baselineBegun) })
 	list, err := l.e.List(ctx)
 	if err != nil {
 		return nil
@@ -153,7 +153,7 @@ func (l *loop) earlyListing(ctx context.Context) *Change {
 	return &Change{}
 }
 
-// fullRescan re-arms every watch, re-reads every session with all caches
+// fullRescan adds every watch again, re-reads every session with all caches
 // dropped (or, after earlyListing, confirms what it read) and, when c is
 // not nil, records what changed since the last delivery.
 func (l *loop) fullRescan(ctx context.Context, c *Change) {
@@ -178,7 +178,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 		}
 		l.dirID = id
 	}
-	l.armStateDir()
+	l.watchStateDir()
 	// Reopened on every rescan: the state dir may have been replaced.
 	l.ds.close()
 	l.ds = closedDirStat
@@ -209,11 +209,11 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	}
 	// Every session dir seen is watched now: scans from here on read
 	// watched directories (see updateTrust).
-	l.armed = l.e.Mark()
+	l.watchedSince = l.e.Mark()
 	l.w.log.Debug("session directories watched", "dirs", len(l.watched), "ms", float64(time.Since(t0).Microseconds())/1000)
 	// A listing begun from here on shares the one below (the engine runs
 	// one scan for callers of the same epoch), whichever begins first.
-	l.w.armOnce.Do(func() { close(l.w.armed) })
+	l.w.baselineOnce.Do(func() { close(l.w.baselineBegun) })
 	list, err := l.e.List(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -222,7 +222,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 		l.w.log.Warn("full rescan failed; retrying", "err", err, "in", rescanRetry)
 		l.rescanFailed = true
 		l.retryFull = true
-		l.armRetry()
+		l.scheduleRetry()
 		return
 	}
 	listed := make(map[string]bool, len(list))
@@ -293,14 +293,14 @@ func hasHolders(s sessionlocks.Session) bool { return len(s.Holders) > 0 }
 // without a stat per session; otherwise it validates each one.
 func (l *loop) updateTrust() {
 	trust := l.w.mode == ModeNotify && l.fsw != nil && l.dirOn && l.unwatched == 0 && !l.rescan && !l.rescanFailed
-	if trust && l.armed != 0 {
+	if trust && l.watchedSince != 0 {
 		// Straight after a full rescan whose listing began once every
-		// watch was in place (l.armed): what it read may be trusted.
-		l.e.TrustSince(l.armed)
+		// watch was in place (l.watchedSince): what it read may be trusted.
+		l.e.TrustSince(l.watchedSince)
 	} else {
 		l.e.SetWatched(trust)
 	}
-	l.armed = 0
+	l.watchedSince = 0
 }
 
 // identity is a directory's device and inode.

@@ -82,7 +82,9 @@ func (l *loop) track(s sessionlocks.Session) {
 		}
 		pids = append(pids, h.PID)
 		p := l.procs[h.PID]
-		if p != nil && !sameStart(p.start, start) {
+		// SameStart never matches a zero time, but a holder examined neither
+		// time (no start time) is still the same polled process.
+		if p != nil && !p.start.Equal(start) && !sessionlocks.SameStart(p.start, start) {
 			l.dropProc(h.PID)
 			p = nil
 		}

@@ -273,7 +273,7 @@ func (l *loop) update(s sessionlocks.Session) bool {
 			l.unwatchSession(s.ID)
 		}
 	}
-	return !ok || !sameSession(prev, s)
+	return !ok || !unchanged(prev, s)
 }
 
 // forget drops everything known about a session that is gone.

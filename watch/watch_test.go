@@ -466,7 +466,7 @@ func TestPollFindsLocksInQuietSessions(t *testing.T) {
 	}
 }
 
-func TestSameSession(t *testing.T) {
+func TestUnchanged(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	base := sessionlocks.Session{
 		ID: "a", Dir: "/s/a", Name: "n", CWD: "/w", Repository: "o/r", Branch: "main", ClientName: "cli",
@@ -510,8 +510,8 @@ func TestSameSession(t *testing.T) {
 			s := base
 			s.Holders = slices.Clone(base.Holders)
 			tt.mod(&s)
-			if got := sameSession(base, s); got != tt.same {
-				t.Errorf("sameSession = %v, want %v", got, tt.same)
+			if got := unchanged(base, s); got != tt.same {
+				t.Errorf("unchanged = %v, want %v", got, tt.same)
 			}
 		})
 	}

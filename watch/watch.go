@@ -247,7 +247,6 @@ func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 	return l.run(ctx, notify)
 }
 
-// Stats returns the watcher's counters; safe to call concurrently with Run.
 // Started is closed once Run has read its baseline: every session listed
 // and, in notify mode, watched.
 func (w *Watcher) Started() <-chan struct{} { return w.started }
@@ -261,6 +260,7 @@ func (w *Watcher) Started() <-chan struct{} { return w.started }
 // second time beside it.
 func (w *Watcher) Armed() <-chan struct{} { return w.baselineBegun }
 
+// Stats returns the watcher's counters; safe to call concurrently with Run.
 func (w *Watcher) Stats() Stats {
 	w.statsMu.Lock()
 	defer w.statsMu.Unlock()

@@ -3,16 +3,16 @@ package watch
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// sameSession reports whether a and b would tell the IDE the same thing:
-// same state, conflict, metadata and holders (pid, files, verdict, reason).
+// unchanged reports whether b, a new reading of a session delivered as a,
+// would tell the IDE nothing new: same state, conflict, metadata and holders
+// (pid, files, verdict, reason).
 // Probe times, the cached flag and the wording of details are ignored, or
 // every re-probe would be a change.
-func sameSession(a, b sessionlocks.Session) bool {
+func unchanged(a, b sessionlocks.Session) bool {
 	if a.ID != b.ID || a.Dir != b.Dir || a.State != b.State || a.Conflict != b.Conflict ||
 		a.Name != b.Name || a.CWD != b.CWD || a.Repository != b.Repository || a.Branch != b.Branch ||
 		a.ClientName != b.ClientName || !a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) ||
@@ -39,14 +39,4 @@ func sortedHolders(hs []sessionlocks.Holder) []sessionlocks.Holder {
 
 func cmpHolder(a, b sessionlocks.Holder) int {
 	return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.LockFile, b.LockFile), cmp.Compare(a.HoldFile, b.HoldFile))
-}
-
-// startTolerance is how far two readings of one process's start time may
-// differ: the kernel counts it in clock ticks (10 ms) and the wall-clock
-// instant of boot it is added to drifts by microseconds between readings.
-const startTolerance = 5 * time.Millisecond
-
-func sameStart(a, b time.Time) bool {
-	d := a.Sub(b)
-	return d <= startTolerance && d >= -startTolerance
 }

@@ -56,7 +56,7 @@ func (w *kqueueWatcher) add(pid int, start time.Time) error {
 		return err
 	}
 	// Registered first, confirmed after: a pid reused in between is caught.
-	if got, err := sessionlocks.ProcessStart(pid); err != nil || !sameStart(got, start) {
+	if got, err := sessionlocks.ProcessStart(pid); err != nil || !sessionlocks.SameStart(got, start) {
 		w.remove(pid)
 		return errExited
 	}

@@ -50,7 +50,7 @@ func (w *pidfdWatcher) add(pid int, start time.Time) error {
 	// The pidfd now pins this pid to one process; only if that process is
 	// the one the engine probed is its exit the holder's.
 	got, err := sessionlocks.ProcessStart(pid)
-	if err != nil || !sameStart(got, start) {
+	if err != nil || !sessionlocks.SameStart(got, start) {
 		unix.Close(fd)
 		return errExited
 	}

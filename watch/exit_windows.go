@@ -36,7 +36,7 @@ func (w *handleWatcher) add(pid int, start time.Time) error {
 		return err
 	}
 	// The handle now pins the process; confirm it is the one the lock named.
-	if got, err := sessionlocks.ProcessStart(pid); err != nil || !sameStart(got, start) {
+	if got, err := sessionlocks.ProcessStart(pid); err != nil || !sessionlocks.SameStart(got, start) {
 		windows.CloseHandle(h)
 		return errExited
 	}

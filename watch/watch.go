@@ -129,15 +129,15 @@ type Stats struct {
 
 // Watcher watches one engine's state directory.
 type Watcher struct {
-	e        *sessionlocks.Engine
-	dir      string
-	mode     Mode // resolved; Run may degrade notify to poll
-	interval time.Duration
-	log      *slog.Logger
-	running  atomic.Bool
-	started  chan struct{} // closed once Run has read its baseline
-	armed    chan struct{} // closed once Run begins its first listing
-	armOnce  sync.Once
+	e             *sessionlocks.Engine
+	dir           string
+	mode          Mode // resolved; Run may degrade notify to poll
+	interval      time.Duration
+	log           *slog.Logger
+	running       atomic.Bool
+	started       chan struct{} // closed once Run has read its baseline
+	baselineBegun chan struct{} // closed once Run begins its first listing (see Armed)
+	baselineOnce  sync.Once
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -194,13 +194,13 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		opts.Logger = slog.Default()
 	}
 	w := &Watcher{
-		e:        e,
-		dir:      e.StateDir(),
-		mode:     mode,
-		interval: opts.PollInterval,
-		log:      opts.Logger.With("component", "watch"),
-		started:  make(chan struct{}),
-		armed:    make(chan struct{}),
+		e:             e,
+		dir:           e.StateDir(),
+		mode:          mode,
+		interval:      opts.PollInterval,
+		log:           opts.Logger.With("component", "watch"),
+		started:       make(chan struct{}),
+		baselineBegun: make(chan struct{}),
 
 		stateByMtime:   kqueueBackend(runtime.GOOS) || v.Shared,
 		newExitWatcher: newExitWatcher,
@@ -247,7 +247,6 @@ func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 	return l.run(ctx, notify)
 }
 
-// Stats returns the watcher's counters; safe to call concurrently with Run.
 // Started is closed once Run has read its baseline: every session listed
 // and, in notify mode, watched.
 func (w *Watcher) Started() <-chan struct{} { return w.started }
@@ -259,8 +258,9 @@ func (w *Watcher) Started() <-chan struct{} { return w.started }
 // listing begun after it shares that one (Engine.List runs one scan for
 // concurrent callers), where one begun earlier would read every directory a
 // second time beside it.
-func (w *Watcher) Armed() <-chan struct{} { return w.armed }
+func (w *Watcher) Armed() <-chan struct{} { return w.baselineBegun }
 
+// Stats returns the watcher's counters; safe to call concurrently with Run.
 func (w *Watcher) Stats() Stats {
 	w.statsMu.Lock()
 	defer w.statsMu.Unlock()

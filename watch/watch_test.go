@@ -379,9 +379,10 @@ func TestBurstCoalesces(t *testing.T) {
 func TestNoChangeNoNotification(t *testing.T) {
 	modes(t, func(t *testing.T, m Mode) {
 		dir := t.TempDir()
-		quiet, sentinel := sessionID(9), sessionID(10)
+		quiet, sentinel, sentinel2 := sessionID(9), sessionID(10), sessionID(11)
 		qd := mkSession(t, dir, quiet, "quiet")
 		mkSession(t, dir, sentinel, "sentinel")
+		mkSession(t, dir, sentinel2, "second sentinel")
 		f := start(t, dir, fixtureOpts{mode: m})
 		c := startCLI(t, dir, quiet)
 		f.rec.waitSession(t, quiet, "hold-locked", hasReason(c.pid, sessionlocks.ReasonHoldLocked))
@@ -398,13 +399,18 @@ func TestNoChangeNoNotification(t *testing.T) {
 			os.Rename(filepath.Join(qd, "workspace.yaml.tmp"), filepath.Join(qd, "workspace.yaml"))
 			os.WriteFile(filepath.Join(qd, ".workspace-fork.lock"), nil, 0o600)
 		}
-		// Events are handled in order, so once the sentinel's change is in,
-		// the quiet session's writes have been handled too.
-		if m == ModePoll {
-			time.Sleep(2 * f.w.interval) // let a poll tick see the quiet dir's new mtime
+		// Events are handled in order, so in notify mode once the first
+		// sentinel's lock is in, the quiet session's writes have been handled
+		// too. In poll mode the tick that found that lock may have stat-ed the
+		// quiet dir before its last writes; the second sentinel, locked only
+		// after the first was delivered and not watched (it never had a
+		// holder), is found by a later tick, which stats the quiet dir after
+		// all of them.
+		pid := strconv.Itoa(os.Getpid())
+		for _, id := range []string{sentinel, sentinel2} {
+			os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
+			f.rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 		}
-		os.WriteFile(filepath.Join(dir, sentinel, "inuse."+strconv.Itoa(os.Getpid())+".lock"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-		f.rec.waitSession(t, sentinel, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 		for _, ch := range f.rec.snapshot()[before:] {
 			for _, s := range ch.Changed {
 				if s.ID == quiet {
@@ -466,7 +472,7 @@ func TestPollFindsLocksInQuietSessions(t *testing.T) {
 	}
 }
 
-func TestSameSession(t *testing.T) {
+func TestUnchanged(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	base := sessionlocks.Session{
 		ID: "a", Dir: "/s/a", Name: "n", CWD: "/w", Repository: "o/r", Branch: "main", ClientName: "cli",
@@ -510,8 +516,8 @@ func TestSameSession(t *testing.T) {
 			s := base
 			s.Holders = slices.Clone(base.Holders)
 			tt.mod(&s)
-			if got := sameSession(base, s); got != tt.same {
-				t.Errorf("sameSession = %v, want %v", got, tt.same)
+			if got := unchanged(base, s); got != tt.same {
+				t.Errorf("unchanged = %v, want %v", got, tt.same)
 			}
 		})
 	}
@@ -600,17 +606,29 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 	if err := os.Rename(copyDir, sd); err != nil {
 		t.Fatal(err)
 	}
-	// Let the watcher settle on the new directory, then lock the session.
-	time.Sleep(300 * time.Millisecond)
-	os.WriteFile(filepath.Join(sd, id, "inuse.4000001.lock"), []byte("4000001\n"), 0o644)
+	// The lock must come after the watcher's rescan of the new directory,
+	// or that rescan reads it whatever the watches. A session created in
+	// the copy reaches no watch of the old directories: once it is
+	// delivered, that rescan is done.
+	fence := "1b4e28ba-2fa1-41d2-883f-0016d3cca427"
+	os.Mkdir(filepath.Join(sd, fence), 0o700)
 	deadline := time.After(10 * time.Second)
+	for fenced := false; !fenced; {
+		select {
+		case c := <-changes:
+			fenced = slices.ContainsFunc(c.Changed, func(s sessionlocks.Session) bool { return s.ID == fence })
+		case <-deadline:
+			t.Fatal("the session created in the replaced state dir was never delivered")
+		}
+	}
+	os.WriteFile(filepath.Join(sd, id, "inuse.4000001.lock"), []byte("4000001\n"), 0o644)
 	for {
 		select {
 		case c := <-changes:
 			for _, s := range c.Changed {
 				if s.ID == id && len(s.Holders) == 1 {
 					ss, err := e.List(ctx)
-					if err != nil || len(ss) != 1 || len(ss[0].Holders) != 1 {
+					if err != nil || len(ss) != 2 || !slices.ContainsFunc(ss, func(s sessionlocks.Session) bool { return s.ID == id && len(s.Holders) == 1 }) {
 						t.Fatalf("notified, but a listing still misses the lock: %+v %v", ss, err)
 					}
 					return

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
@@ -43,14 +44,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fakeCLI = filepath.Join(dir, "copilot")
-	if runtime.GOOS == "windows" {
-		fakeCLI += ".exe"
-	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(gobin, "build", "-o", fakeCLI, "github.com/copilot-ide/sessionlocks/internal/fakecli/copilot").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the fake CLI: %v\n%s", err, out)
+	if fakeCLI, err = testbin.FakeCLI(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
 		os.Exit(1)
 	}
 	code := m.Run()

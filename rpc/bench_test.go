@@ -46,7 +46,7 @@ func benchServer(b *testing.B) Options {
 // measures the listing the IDE gets once start-up is over, not the scans
 // beside the watcher's confirmation of its first listing.
 func waitTrusted(b *testing.B, e *sessionlocks.Engine) {
-	for deadline := time.Now().Add(10 * time.Second); !e.Watched(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !e.Caches().Watched(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			b.Fatal("the engine does not trust the watcher 10 s after start")
 		}

@@ -717,7 +717,7 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 }
 
 func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, error) {
-	cs := s.engine.CacheStats()
+	cs := s.engine.Caches().Stats()
 	st := &StatusResult{
 		Version:        version.Version,
 		GoVersion:      runtime.Version(),

@@ -436,7 +436,7 @@ func TestAnswerNeverUndoesANotification(t *testing.T) {
 			}
 		}
 	}})
-	waitFor(t, func() bool { return w.Stats().Watching && e.Watched() })
+	waitFor(t, func() bool { return w.Stats().Watching && e.Caches().Watched() })
 	var res ListSessionsResult
 	if err := c.Call(context.Background(), MethodListSessions, nil, &res); err != nil {
 		t.Fatal(err)
@@ -544,7 +544,7 @@ func TestAnswerUnderAStreamOfChanges(t *testing.T) {
 			locked <- n
 		}
 	}})
-	waitFor(t, func() bool { return w.Stats().Watching && e.Watched() })
+	waitFor(t, func() bool { return w.Stats().Watching && e.Caches().Watched() })
 	if err := c.Call(context.Background(), MethodListSessions, nil, new(json.RawMessage)); err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func BenchmarkList(b *testing.B) {
 		b.Run(fmt.Sprintf("sessions=%d/watched", n), func(b *testing.B) {
 			// A watcher reports every change, so snapshots are reused without a stat.
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
-			e.SetWatched(true)
+			e.Caches().SetWatched(true)
 			e.List(context.Background())
 			b.ReportAllocs()
 			for b.Loop() {
@@ -128,12 +128,12 @@ func BenchmarkList(b *testing.B) {
 			// session's files (a workspace.yaml rewritten, a lock come or
 			// gone): the IDE lists again on every sessionsChanged.
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
-			e.SetWatched(true)
+			e.Caches().SetWatched(true)
 			ss, _ := e.List(context.Background())
 			id := ss[len(ss)/2].ID
 			b.ReportAllocs()
 			for b.Loop() {
-				e.InvalidateSessionFiles(id)                  // as the watcher does
+				e.Caches().InvalidateSessionFiles(id)         // as the watcher does
 				ss, err := e.ListShared(context.Background()) // as the server does
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)

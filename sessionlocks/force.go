@@ -74,7 +74,7 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 	if err := ctx.Err(); err != nil {
 		return res, err // the last moment at which cancelling leaves everything as it was
 	}
-	defer e.InvalidateSession(id)
+	defer e.invalidateSession(id, true)
 
 	running := map[int]bool{}     // signalled owners that have not exited
 	signalled := map[string]int{} // holders whose owner was signalled, and that owner

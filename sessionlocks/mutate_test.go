@@ -202,11 +202,11 @@ func TestListOrderCacheAndMetadata(t *testing.T) {
 	if !ss[3].Holders[0].Cached {
 		t.Error("second listing did not use the cache")
 	}
-	st := e.CacheStats()
+	st := e.Caches().Stats()
 	if st.Hits != 1 || st.Misses != 1 || st.Entries != 1 {
 		t.Errorf("cache stats %+v, want 1 hit, 1 miss, 1 entry", st)
 	}
-	e.InvalidatePID(ss[3].Holders[0].PID)
+	e.Caches().InvalidatePID(ss[3].Holders[0].PID)
 	ss, _ = e.List(ctx)
 	if ss[3].Holders[0].Cached {
 		t.Error("InvalidatePID did not drop the verdict")
@@ -254,7 +254,7 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	sd := t.TempDir()
 	dir := newSession(t, sd, "s")
 	e := newEngine(t, sd, settle)
-	e.SetWatched(true)
+	e.Caches().SetWatched(true)
 	if ss, _ := e.List(ctx); ss[0].State != StateFree {
 		t.Fatal("not free at first")
 	}
@@ -265,11 +265,11 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	if s := mustSession(t, e, "s"); s.State != StateStale {
 		t.Fatalf("Session (a decision) must read afresh even when watched: %s", s.State)
 	}
-	e.InvalidateSession("s")
+	e.Caches().InvalidateSession("s")
 	if ss, _ := e.List(ctx); ss[0].State != StateStale {
 		t.Fatalf("after InvalidateSession the new lock was missed: %s", ss[0].State)
 	}
-	e.SetWatched(false)
+	e.Caches().SetWatched(false)
 	os.Remove(filepath.Join(dir, lockFileName(0)))
 	newSession(t, sd, "t")
 	if ss, _ := e.List(ctx); len(ss) != 2 {
@@ -290,13 +290,13 @@ func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLock(t, before, deadPID(t), time.Now().Add(-time.Minute)) // unseen by any watch
-	mark := e.Mark()
+	mark := e.Caches().Mark()
 	after := newSession(t, sd, "after")
 	if _, err := e.Sessions(ctx, []string{"after"}); err != nil { // read after the mark
 		t.Fatal(err)
 	}
-	e.TrustSince(mark)
-	if !e.Watched() {
+	e.Caches().TrustSince(mark)
+	if !e.Caches().Watched() {
 		t.Fatal("TrustSince did not turn trust on")
 	}
 	writeLock(t, after, deadPID(t), time.Now().Add(-time.Minute)) // a watcher would report this one
@@ -337,11 +337,11 @@ func TestConfirmingRereadsARacyWorkspaceYAML(t *testing.T) {
 	}
 	os.Chtimes(ws, tick, tick)
 	os.Chtimes(dir, past, past)
-	mark := e.Mark()
+	mark := e.Caches().Mark()
 	if _, err := e.List(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.TrustSince(mark)
+	e.Caches().TrustSince(mark)
 	ss, err := e.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 	var skew atomic.Int64
 	e := New(Options{StateDir: sd, Settle: 50 * time.Millisecond, CacheTTL: 3 * time.Second, Logger: quiet,
 		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	e.SetWatched(true)
+	e.Caches().SetWatched(true)
 	skew.Store(int64(100 * time.Millisecond)) // past the settle window
 	for i := range 3 {
 		ss, err := e.List(ctx)
@@ -399,7 +399,7 @@ func TestListingDuringAnInvalidationIsNotKept(t *testing.T) {
 			sd := t.TempDir()
 			dir := newSession(t, sd, "s")
 			e := newEngine(t, sd, settle)
-			e.SetWatched(true)
+			e.Caches().SetWatched(true)
 			e.List(ctx)
 			e.List(ctx) // kept
 			writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
@@ -423,8 +423,8 @@ var invalidations = []struct {
 	name string
 	f    func(e *Engine, id string)
 }{
-	{"InvalidateSession", (*Engine).InvalidateSession},
-	{"InvalidateSessionFiles", (*Engine).InvalidateSessionFiles},
+	{"InvalidateSession", func(e *Engine, id string) { e.Caches().InvalidateSession(id) }},
+	{"InvalidateSessionFiles", func(e *Engine, id string) { e.Caches().InvalidateSessionFiles(id) }},
 }
 
 // TestInvalidateSessionFiles: a change to a session's files is seen after
@@ -436,14 +436,14 @@ func TestInvalidateSessionFiles(t *testing.T) {
 	newSession(t, sd, "a")
 	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
-	e.SetWatched(true)
+	e.Caches().SetWatched(true)
 	e.List(ctx)
 	e.List(ctx) // kept
 	os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte("name: Renamed\n"), 0o600)
 	pid := deadPID(t)
 	writeLock(t, dir, pid, time.Now().Add(-time.Minute))
 	newSession(t, sd, "c") // not announced yet
-	e.InvalidateSessionFiles("b")
+	e.Caches().InvalidateSessionFiles("b")
 	ss, err := e.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -470,17 +470,17 @@ func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 	}
 	yaml := filepath.Join(dir, "workspace.yaml")
 	os.WriteFile(yaml, nil, 0o600) // truncated, not yet rewritten
-	e.InvalidateSession("s")
+	e.Caches().InvalidateSession("s")
 	if ss, _ := e.List(ctx); ss[0].Name != "Session s" {
 		t.Fatalf("a half-written workspace.yaml blanked the name: %q", ss[0].Name)
 	}
 	os.WriteFile(yaml, []byte("name: Renamed\n"), 0o600)
-	e.InvalidateSession("s")
+	e.Caches().InvalidateSession("s")
 	if ss, _ := e.List(ctx); ss[0].Name != "Renamed" {
 		t.Fatalf("the rewritten name was not read: %q", ss[0].Name)
 	}
 	os.Remove(yaml)
-	e.InvalidateSession("s")
+	e.Caches().InvalidateSession("s")
 	if ss, _ := e.List(ctx); ss[0].Name != "" {
 		t.Fatalf("a deleted workspace.yaml still names the session: %q", ss[0].Name)
 	}
@@ -547,7 +547,7 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 		done := make(chan []Session)
 		go func() { ss, _ := e.List(ctx); done <- ss }()
 		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-		e.InvalidateSession("s7")
+		e.Caches().InvalidateSession("s7")
 		ss, _ := e.List(ctx)
 		<-done
 		var s7 Session
@@ -560,7 +560,7 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 			t.Fatal("a listing begun after the invalidation returned the older scan's view")
 		}
 		os.Remove(filepath.Join(dir, s7.Holders[0].LockFile[len(dir)+1:]))
-		e.InvalidateSession("s7")
+		e.Caches().InvalidateSession("s7")
 	}
 }
 
@@ -603,7 +603,7 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 	newSession(t, sd, "a")
 	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
-	e.SetWatched(true)
+	e.Caches().SetWatched(true)
 	e.List(ctx) // read
 	e.List(ctx) // kept
 	first, err := e.ListShared(ctx)
@@ -623,7 +623,7 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 		t.Fatal("modifying List's answer changed the kept listing")
 	}
 	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-	e.InvalidateSession("b")
+	e.Caches().InvalidateSession("b")
 	changed, _ := e.ListShared(ctx)
 	if &changed[0] == &first[0] {
 		t.Fatal("after an invalidation ListShared still handed out the old listing")
@@ -634,7 +634,7 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 		}
 	}
 	// The listing List itself makes (and the engine keeps) is copied too.
-	e.InvalidateSessionFiles("a")
+	e.Caches().InvalidateSessionFiles("a")
 	made, _ := e.List(ctx)
 	kept, _ := e.ListShared(ctx)
 	if &made[0] == &kept[0] {

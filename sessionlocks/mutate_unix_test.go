@@ -241,8 +241,8 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 			}
 			newSession(t, sd, "s")
 			e := newEngine(t, sd, settle)
-			e.SetWatched(true)
-			if !e.Watched() {
+			e.Caches().SetWatched(true)
+			if !e.Caches().Watched() {
 				t.Fatal("not watched")
 			}
 			if ss, _ := e.List(ctx); len(ss) != 1 || ss[0].State != StateFree {
@@ -264,7 +264,7 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 			if err != nil || len(ss) != 1 || ss[0].State != StateStale {
 				t.Fatalf("after the state dir was replaced the listing still served the old snapshot: %+v %v", ss, err)
 			}
-			if e.Watched() {
+			if e.Caches().Watched() {
 				t.Fatal("the engine still trusts snapshots of a directory nobody watches")
 			}
 		})

@@ -84,7 +84,7 @@ func (e *Engine) Reclaim(ctx context.Context, opts ReclaimOptions) (ReclaimResul
 }
 
 func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *ReclaimResult) {
-	defer e.InvalidateSession(id)
+	defer e.invalidateSession(id, true)
 	// Most sessions a reclaim visits have nothing stale: look first, and
 	// take the CLI's operation lock only when there is something to remove,
 	// or a young .hold that only a probe under that lock can judge.

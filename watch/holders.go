@@ -29,7 +29,7 @@ func (l *loop) handleExit(pid int) {
 	// not), it is looked at every second rather than awaited again.
 	p.exited, p.polled = true, true
 	l.ex.remove(pid)
-	l.e.InvalidatePID(pid)
+	l.caches.InvalidatePID(pid)
 	for id := range p.sessions {
 		l.markDirty(id, false)
 	}
@@ -51,7 +51,7 @@ func (l *loop) settleDue() {
 func (l *loop) pollExits() {
 	for pid, p := range l.procs {
 		if p.polled {
-			l.e.InvalidatePID(pid)
+			l.caches.InvalidatePID(pid)
 			for id := range p.sessions {
 				l.markDirty(id, false)
 			}
@@ -148,7 +148,7 @@ func (l *loop) watchProc(pid int, start time.Time, id string) *proc {
 		// Gone (or replaced) between the probe and the handle: re-probe now,
 		// and poll rather than await if the engine still calls it alive.
 		p.exited, p.polled = true, true
-		l.e.InvalidatePID(pid)
+		l.caches.InvalidatePID(pid)
 		l.markDirty(id, false)
 	default:
 		if !errors.Is(err, errUnsupported) {

@@ -18,9 +18,10 @@ import (
 // loop is the state of one Run. Everything in it belongs to the Run
 // goroutine, except exits, which the exit watchers send on.
 type loop struct {
-	w   *Watcher
-	e   *sessionlocks.Engine
-	dir string
+	w      *Watcher
+	e      *sessionlocks.Engine
+	caches sessionlocks.Caches // e.Caches(): where what the watcher sees goes
+	dir    string
 
 	fsw    *fsnotify.Watcher // nil when fsnotify could not start: then everything is polled
 	dirOn  bool              // the state dir is watched (or, without fsnotify, present)
@@ -71,6 +72,7 @@ func newLoop(w *Watcher) *loop {
 		note:     w.sharedNote,
 		w:        w,
 		e:        w.e,
+		caches:   w.e.Caches(),
 		dir:      filepath.Clean(w.dir),
 		watched:  map[string]bool{},
 		mtimes:   newPollSet(),
@@ -109,7 +111,7 @@ func (l *loop) close() {
 }
 
 func (l *loop) run(ctx context.Context, notify func(Change)) error {
-	defer l.e.SetWatched(false)
+	defer l.caches.SetWatched(false)
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		// Out of inotify instances, or no backend on this platform: every

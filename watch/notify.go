@@ -44,7 +44,7 @@ func (l *loop) handleEvent(ev fsnotify.Event) {
 	if name == l.dir {
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			l.rescan = true
-			l.e.InvalidateAll()
+			l.caches.InvalidateAll()
 			l.updateTrust()
 		}
 		return
@@ -68,12 +68,12 @@ func (l *loop) handleEvent(ev fsnotify.Event) {
 			// read goes unseen.
 			l.watchSession(base)
 		}
-		l.e.InvalidateSession(base)
+		l.caches.InvalidateSession(base)
 		l.markDirty(base, true)
 	case filepath.Dir(parent) == l.dir:
 		id := filepath.Base(parent)
 		if isSessionName(id) && relevantFile(base) {
-			l.e.InvalidateSessionFiles(id)
+			l.caches.InvalidateSessionFiles(id)
 			l.markDirty(id, false)
 		}
 	}
@@ -84,7 +84,7 @@ func (l *loop) handleError(err error) {
 		l.w.log.Warn("file event queue overflowed; rescanning every session")
 		// Events were lost: nothing cached may be trusted until the rescan.
 		l.rescan = true
-		l.e.InvalidateAll()
+		l.caches.InvalidateAll()
 		l.updateTrust()
 		return
 	}

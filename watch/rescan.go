@@ -32,12 +32,12 @@ func (l *loop) flush(ctx context.Context, notify func(Change)) {
 		slices.Sort(ids)
 		for _, id := range ids {
 			if l.dirty[id] {
-				l.e.InvalidateSession(id)
+				l.caches.InvalidateSession(id)
 			} else {
-				l.e.InvalidateSessionFiles(id)
+				l.caches.InvalidateSessionFiles(id)
 			}
 			for _, h := range l.last[id].Holders {
-				l.e.InvalidatePID(h.PID)
+				l.caches.InvalidatePID(h.PID)
 			}
 		}
 		clear(l.dirty)
@@ -158,9 +158,9 @@ func (l *loop) earlyListing(ctx context.Context) *Change {
 // not nil, records what changed since the last delivery.
 func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	l.w.setStats(func(s *Stats) { s.Rescans++ })
-	l.e.SetWatched(false)
+	l.caches.SetWatched(false)
 	if !l.confirming {
-		l.e.InvalidateAll()
+		l.caches.InvalidateAll()
 	}
 	l.confirming = false
 	l.unwatched = 0
@@ -209,7 +209,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	}
 	// Every session dir seen is watched now: scans from here on read
 	// watched directories (see updateTrust).
-	l.watchedSince = l.e.Mark()
+	l.watchedSince = l.caches.Mark()
 	l.w.log.Debug("session directories watched", "dirs", len(l.watched), "ms", float64(time.Since(t0).Microseconds())/1000)
 	// A listing begun from here on shares the one below (the engine runs
 	// one scan for callers of the same epoch), whichever begins first.
@@ -232,7 +232,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 			// A session that appeared after the state dir was read: it was
 			// listed before its watch existed, so it is read again.
 			l.watchSession(s.ID)
-			l.e.InvalidateSession(s.ID)
+			l.caches.InvalidateSession(s.ID)
 		}
 		if l.w.mode == ModePoll {
 			if !l.mtimes.has(s.ID) {
@@ -296,9 +296,9 @@ func (l *loop) updateTrust() {
 	if trust && l.watchedSince != 0 {
 		// Straight after a full rescan whose listing began once every
 		// watch was in place (l.watchedSince): what it read may be trusted.
-		l.e.TrustSince(l.watchedSince)
+		l.caches.TrustSince(l.watchedSince)
 	} else {
-		l.e.SetWatched(trust)
+		l.caches.SetWatched(trust)
 	}
 	l.watchedSince = 0
 }
@@ -315,7 +315,7 @@ func (l *loop) checkDirIdentity() {
 	}
 	if id, ok := dirIdentity(l.dir); ok && id != l.dirID || !ok {
 		l.w.log.Info("the state directory was replaced; rescanning", "dir", l.dir)
-		l.e.InvalidateAll()
+		l.caches.InvalidateAll()
 		l.rescan = true
 		l.updateTrust()
 	}

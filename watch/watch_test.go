@@ -549,7 +549,7 @@ func TestEngineTrustFollowsTheWatcher(t *testing.T) {
 					t.Fatal("watcher did not start")
 				}
 			}
-			if got, want := e.Watched(), mode == ModeNotify; got != want {
+			if got, want := e.Caches().Watched(), mode == ModeNotify; got != want {
 				t.Fatalf("engine watched = %v in %s mode, want %v", got, mode, want)
 			}
 			e.List(ctx)
@@ -565,7 +565,7 @@ func TestEngineTrustFollowsTheWatcher(t *testing.T) {
 			}
 			cancel()
 			<-done
-			if e.Watched() {
+			if e.Caches().Watched() {
 				t.Fatal("engine still trusts its snapshots after the watcher stopped")
 			}
 		})
@@ -674,7 +674,7 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	f.rec.waitRemoved(t, gone)
 	f.rec.waitSession(t, added, "the session created before the watches", func(sessionlocks.Session) bool { return true })
 	f.rec.waitSession(t, renamed, "the workspace.yaml rewritten before the watches", func(s sessionlocks.Session) bool { return s.Name == "renamed before its watch" })
-	if !f.e.Watched() {
+	if !f.e.Caches().Watched() {
 		t.Fatal("the engine does not trust the watcher after start")
 	}
 	ss, err := f.e.List(context.Background())

@@ -1,5 +1,7 @@
 package sessionlocks
 
+// The Engine: its options, construction, and the facts status reports.
+
 import (
 	"log/slog"
 	"os"

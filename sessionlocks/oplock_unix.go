@@ -2,6 +2,9 @@
 
 package sessionlocks
 
+// The CLI's per-session operation lock on Unix: flock, opened below the
+// state dir without following links.
+
 import (
 	"fmt"
 	"os"

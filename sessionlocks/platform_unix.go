@@ -2,6 +2,10 @@
 
 package sessionlocks
 
+// The Unix calls the portable engine rests on: file identities and stats,
+// the .hold probe, removal that takes only the file judged, signals, and
+// reading small files without following links.
+
 import (
 	"errors"
 	"fmt"

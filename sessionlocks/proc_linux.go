@@ -1,5 +1,7 @@
 package sessionlocks
 
+// Processes on Linux, read from /proc: start time, command line, thread group.
+
 import (
 	"bytes"
 	"errors"

@@ -1,5 +1,7 @@
 package watch
 
+// Awaiting holder processes' exits: the interface each OS implements.
+
 import (
 	"errors"
 	"time"

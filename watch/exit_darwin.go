@@ -1,5 +1,7 @@
 package watch
 
+// Holder exits on macOS: kqueue NOTE_EXIT.
+
 import (
 	"errors"
 	"sync"

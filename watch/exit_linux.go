@@ -1,5 +1,7 @@
 package watch
 
+// Holder exits on Linux: pidfds in Go's netpoller.
+
 import (
 	"errors"
 	"os"

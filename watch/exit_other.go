@@ -2,4 +2,6 @@
 
 package watch
 
+// Holder exits elsewhere: not watched; holders are polled.
+
 func newExitWatcher(exits chan<- int) exitWatcher { return unsupportedWatcher{} }

@@ -1,5 +1,7 @@
 package watch
 
+// Holder exits on Windows: waits on process handles.
+
 import (
 	"errors"
 	"sync"

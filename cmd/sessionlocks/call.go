@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks call`: one request, in process, from JSON or the REPL's forms.
+
 import (
 	"bytes"
 	"context"

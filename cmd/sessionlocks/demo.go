@@ -1,5 +1,7 @@
 package main
 
+// `--demo`: a throwaway state dir with one session of every verdict.
+
 import (
 	"bufio"
 	"context"

@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks list`: the table of sessions, or their full ids and JSON.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks repl`: its flags; the console itself is internal/repl.
+
 import (
 	"context"
 	"flag"

@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks schema`: the OpenRPC document or the JSON Schema.
+
 import (
 	"flag"
 	"fmt"

@@ -1,5 +1,8 @@
 package main
 
+// `sessionlocks serve`: the JSON-RPC server on stdio, and the engine flags
+// serve, call and repl share.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks version`.
+
 import (
 	"flag"
 	"fmt"

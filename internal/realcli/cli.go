@@ -1,5 +1,7 @@
 package realcli
 
+// Running the real CLI in an isolated HOME, headless, and waiting for its locks.
+
 import (
 	"context"
 	"fmt"

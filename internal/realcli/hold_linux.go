@@ -1,5 +1,7 @@
 package realcli
 
+// Whether a .hold is flocked, read from /proc/locks without touching it.
+
 import (
 	"bufio"
 	"fmt"

@@ -1,5 +1,7 @@
 package realcli
 
+// Recording the files the real CLI leaves in a session directory.
+
 import (
 	"bufio"
 	"fmt"

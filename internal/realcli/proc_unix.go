@@ -2,6 +2,8 @@
 
 package realcli
 
+// Process groups for the real CLI and the helpers it spawns.
+
 import (
 	"os"
 	"os/exec"

@@ -1,5 +1,7 @@
 package realcli
 
+// The real CLI run interactively in a private tmux server.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,7 @@
 package repl
 
+// The REPL's end of the wire: `sessionlocks serve` as a child process.
+
 import (
 	"bytes"
 	"context"

@@ -1,5 +1,7 @@
 package repl
 
+// Everything the REPL prints: one printer, colours, results and errors.
+
 import (
 	"bytes"
 	"encoding/json"

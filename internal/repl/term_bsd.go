@@ -2,6 +2,8 @@
 
 package repl
 
+// Whether a descriptor is a terminal, on the BSDs and macOS.
+
 import "golang.org/x/sys/unix"
 
 func isTerminal(fd uintptr) bool {

@@ -1,5 +1,7 @@
 package repl
 
+// Whether a descriptor is a terminal, on Linux.
+
 import "golang.org/x/sys/unix"
 
 func isTerminal(fd uintptr) bool {

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/editdist"
 	"github.com/copilot-ide/sessionlocks/internal/version"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 	"github.com/copilot-ide/sessionlocks/watch"
@@ -485,19 +486,10 @@ func lookup(name string) *Method {
 
 func methodNotFound(name string) *Error {
 	names := make([]string, len(Methods))
-	best, bestDist := "", 4
 	for i, m := range Methods {
 		names[i] = m.Name
-		// A name far longer than any method is no near miss, and the edit
-		// distance costs its length times theirs.
-		if len(name) > len(m.Name)+bestDist {
-			continue
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(m.Name))
-		if d < bestDist {
-			best, bestDist = m.Name, d
-		}
 	}
+	best := editdist.Closest(name, names, 4)
 	sort.Strings(names)
 	msg := fmt.Sprintf("method %q not found", clipString(name, maxEcho))
 	if best != "" {

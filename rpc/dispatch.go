@@ -11,6 +11,8 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -212,15 +214,6 @@ func (h *handler) dequeue(f *inflight) {
 	}
 }
 
-// cancelledAnswer is -32800 for a request that never ran.
-func (h *handler) cancelledAnswer(req *jsonrpc2.Request) answer {
-	msg, err := json.Marshal(errorResponse{ID: req.ID, Error: newError(CodeRequestCancelled, "request cancelled", nil), JSONRPC: "2.0"})
-	if err != nil {
-		return answer{log: h.s.log}
-	}
-	return answer{msg: msg, log: h.s.log}
-}
-
 // cancelAll cancels every request; the queued ones never start.
 func (h *handler) cancelAll() {
 	h.mu.Lock()
@@ -301,4 +294,18 @@ func (r *rateLimit) flush(log warner, kind, msg string) {
 	if n > 0 {
 		log.Warn(msg+" (more alike, held back)", "alikeSuppressed", n)
 	}
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
 }

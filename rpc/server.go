@@ -19,16 +19,42 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Watcher is what the server needs of a *watch.Watcher.
+// Engine is what the server uses of a *sessionlocks.Engine.
+type Engine interface {
+	StateDir() string
+	StateDirExists() bool
+	Settle() time.Duration
+	CacheStats() sessionlocks.CacheStats
+	Vantage() sessionlocks.Vantage
+	ResolveID(id string) (string, error)
+	ResolveIDs(ids []string) (out []string, index int, err error)
+	ListShared(ctx context.Context) ([]sessionlocks.Session, error)
+	Sessions(ctx context.Context, ids []string) ([]sessionlocks.Session, error)
+	Session(ctx context.Context, id string) (sessionlocks.Session, error)
+	Reclaim(ctx context.Context, opts sessionlocks.ReclaimOptions) (sessionlocks.ReclaimResult, error)
+	Force(ctx context.Context, id string, opts sessionlocks.ForceOptions) (sessionlocks.ForceResult, error)
+}
+
+// Watcher is what the server uses of a *watch.Watcher.
 type Watcher interface {
 	Run(ctx context.Context, notify func(watch.Change)) error
 	Stats() watch.Stats
+	// Armed and Started are closed as the watcher begins and ends its
+	// first listing (see watch.Watcher); a nil channel means the server
+	// does not wait for it.
+	Armed() <-chan struct{}
+	Started() <-chan struct{}
 }
+
+var (
+	_ Engine  = (*sessionlocks.Engine)(nil)
+	_ Watcher = (*watch.Watcher)(nil)
+)
 
 // Options configure a Server.
 type Options struct {
 	// Engine answers every method; required.
-	Engine *sessionlocks.Engine
+	Engine Engine
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
 	Watcher Watcher
@@ -61,7 +87,7 @@ type Options struct {
 // Server answers JSON-RPC requests about one state directory.
 type Server struct {
 	opts     Options
-	engine   *sessionlocks.Engine
+	engine   Engine
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
@@ -154,15 +180,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
 		s.watchDone = watchDone
-		if st, ok := w.(interface{ Armed() <-chan struct{} }); ok {
-			s.baseline = st.Armed()
-		}
-		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
-			s.watched = st.Started()
-		}
+		s.baseline = w.Armed()
+		s.watched = w.Started()
 	}
-	var jh jsonrpc2.Handler = h
-	conn := jsonrpc2.NewConn(ctx, stream, jh, jsonrpc2.SetLogger(slogPrintf{s.log}))
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(slogPrintf{s.log}))
 
 	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)

@@ -1,3 +1,8 @@
+// Answers: each request's answer made, encoded and written, and the
+// notifications. An ordered answer (listSessions) is never written after a
+// sessionsChanged newer than it, and answers are framed by hand around their
+// encoded result instead of being encoded again by jsonrpc2.
+
 package rpc
 
 import (
@@ -11,7 +16,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
+// serve runs a request and writes its answer, if it has an id.
+func (h *handler) serve(ctx context.Context, req *jsonrpc2.Request, m *Method) {
 	if req.Notif {
 		if _, err := h.call(ctx, req, m); err != nil {
 			h.s.log.Warn("notification failed", "method", req.Method, "error", err)

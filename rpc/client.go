@@ -1,3 +1,6 @@
+// The client: calls and notifications over a Stream, for `sessionlocks call`,
+// the REPL and tests.
+
 package rpc
 
 import (

@@ -1,3 +1,5 @@
+// The one place where the engine's types become wire types.
+
 package rpc
 
 // The one place where the engine's types become wire types.

@@ -1,5 +1,3 @@
-package rpc
-
 // Dispatch: which request runs when. Handle runs on jsonrpc2's read loop and
 // never waits for a request to finish, so that however many requests wait
 // (reclaims behind an operation lock another process holds, listings for a
@@ -7,6 +5,8 @@ package rpc
 // still read and acted on. Requests beyond maxRunning wait in a queue that
 // holds their message only, no goroutine; only a client that has sent more
 // than maxQueuedBytes of requests nobody has started is made to wait.
+
+package rpc
 
 import (
 	"context"
@@ -32,7 +32,6 @@ type handler struct {
 	queued  int                       // bytes of their params
 	active  int                       // requests running
 	room    *sync.Cond                // signalled when queued bytes go down
-	seq     uint64
 
 	// order is held while a notification is written, and while an ordered
 	// answer (listSessions) checks that none was written since it was
@@ -63,11 +62,9 @@ const maxUnwritten = 4
 // inflight is one request, running or queued.
 type inflight struct {
 	req    *jsonrpc2.Request
-	conn   *jsonrpc2.Conn
 	m      *Method
 	ctx    context.Context
 	cancel context.CancelFunc
-	seq    uint64
 	size   int  // its params' bytes while queued
 	queued bool // still in the queue
 }
@@ -88,7 +85,7 @@ func immediate(m *Method) bool {
 	return m != nil && (m.Name == MethodStatus || m.Name == MethodDiscover)
 }
 
-func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	if req.Method == NotifyCancelRequest {
 		h.cancelRequest(req)
 		if !req.Notif {
@@ -105,13 +102,11 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 	}
 	// A known method sent without an id still runs; its answer is dropped.
 	rctx, cancel := context.WithCancel(ctx)
-	f := &inflight{req: req, conn: conn, m: m, ctx: rctx, cancel: cancel}
+	f := &inflight{req: req, m: m, ctx: rctx, cancel: cancel}
 	if req.Params != nil {
 		f.size = len(*req.Params)
 	}
 	h.mu.Lock()
-	h.seq++
-	f.seq = h.seq
 	if !req.Notif {
 		h.running[req.ID] = f
 	}
@@ -136,7 +131,7 @@ func (h *handler) start(f *inflight) {
 	run := func() {
 		defer h.wg.Done()
 		defer h.finish(f)
-		h.serve(f.ctx, f.conn, f.req, f.m)
+		h.serve(f.ctx, f.req, f.m)
 	}
 	if h.s.opts.sequential {
 		h.mu.Unlock()
@@ -170,6 +165,20 @@ func (h *handler) startQueued() {
 		h.room.Broadcast()
 		h.start(f)
 	}
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
 }
 
 func (h *handler) cancelRequest(req *jsonrpc2.Request) {
@@ -294,18 +303,4 @@ func (r *rateLimit) flush(log warner, kind, msg string) {
 	if n > 0 {
 		log.Warn(msg+" (more alike, held back)", "alikeSuppressed", n)
 	}
-}
-
-// call runs one method, turning a panic into -32603 so the server keeps going.
-func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
-	if m == nil {
-		return nil, methodNotFound(req.Method)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
-		}
-	}()
-	return m.call(ctx, h.s, req.Params)
 }

@@ -1,3 +1,6 @@
+// listSessions' encoding: each session's JSON kept and reused while the
+// session is unchanged, and versions and deltas for a caller that passes since.
+
 package rpc
 
 import (

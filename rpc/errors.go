@@ -1,3 +1,6 @@
+// The JSON-RPC errors the server answers with: their codes, the data some
+// carry, and their documentation for the schema.
+
 package rpc
 
 import (

@@ -1,3 +1,7 @@
+// Framing: Content-Length headers or newline-delimited JSON, detected from the
+// first byte; a frame read within the size limit, reading resumed at the next
+// Content-Length header after a bad header block, and a frame written.
+
 package rpc
 
 import (

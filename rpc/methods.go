@@ -1,3 +1,6 @@
+// The method bodies: what each method of the table does with the engine, and
+// the checks on its params that decoding alone cannot make.
+
 package rpc
 
 import (

@@ -1,3 +1,10 @@
+// Params are decoded strictly, by hand: encoding/json matches member names
+// case-insensitively, so {"sessionID": ...} would silently fill SessionID,
+// and its errors do not say which element of an array was wrong. Here every
+// member name must match a json tag exactly, every field without omitempty
+// is required (as in the generated schema), and each error names the path of
+// the offending value.
+
 package rpc
 
 import (
@@ -13,13 +20,6 @@ import (
 	"github.com/copilot-ide/sessionlocks/internal/editdist"
 	"github.com/sourcegraph/jsonrpc2"
 )
-
-// Params are decoded strictly, by hand: encoding/json matches member names
-// case-insensitively, so {"sessionID": ...} would silently fill SessionID,
-// and its errors do not say which element of an array was wrong. Here every
-// member name must match a json tag exactly, every field without omitempty
-// is required (as in the generated schema), and each error names the path of
-// the offending value.
 
 // paramsError is a -32602 answer naming the offending parameter.
 func paramsError(field, format string, args ...any) *jsonrpc2.Error {

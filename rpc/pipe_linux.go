@@ -1,3 +1,5 @@
+// The answers' pipe made larger, on Linux.
+
 package rpc
 
 import "golang.org/x/sys/unix"

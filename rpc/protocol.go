@@ -1,3 +1,9 @@
+// The wire contract's types: every params, result and notification type (the
+// method table is in table.go, the error codes in errors.go). The doc comments
+// become the JSON Schema descriptions, so they are written for the reader of
+// the schema. Struct tags: a field without omitempty is required; `jsonschema`
+// tags carry enums, defaults and bounds for github.com/invopop/jsonschema.
+
 package rpc
 
 // This file is the wire contract: every params, result and notification type,

@@ -1,8 +1,8 @@
-// Package rpc is the JSON-RPC 2.0 surface of sessionlocks: the wire types and
-// method table (protocol.go), a hardened stream codec that detects
-// Content-Length or newline-delimited framing (stream.go), the server that
-// the IDE spawns over stdio (server.go), and a client for `sessionlocks call`,
-// the REPL and tests (client.go).
+// The server's lifecycle: its options, what it uses of the engine and the
+// watcher, and Serve, which runs the watcher beside one connection until the
+// input ends (stdin EOF), the output breaks (EPIPE) or the context is done,
+// then shuts both down.
+
 package rpc
 
 import (

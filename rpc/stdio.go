@@ -1,3 +1,6 @@
+// Stdio: the protocol's stream over standard input and output, kept clear of
+// stray writes.
+
 package rpc
 
 import (

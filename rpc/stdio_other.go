@@ -1,5 +1,7 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || windows)
 
+// Stdio's hold on standard output where the descriptor cannot be moved.
+
 package rpc
 
 import "os"

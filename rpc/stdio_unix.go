@@ -1,5 +1,7 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
+// Stdio's hold on standard output on Unix: descriptor 1 moved aside.
+
 package rpc
 
 import (

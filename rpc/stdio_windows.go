@@ -1,3 +1,6 @@
+// Stdio's hold on standard output on Windows: the standard output handle
+// moved aside.
+
 package rpc
 
 import (

@@ -1,3 +1,7 @@
+// Stream, the jsonrpc2.ObjectStream of a connection: a peer's bad input must
+// not close it, so each message is read from its frame (framing.go) and
+// checked (validate.go) before jsonrpc2 sees it, and answered here when bad.
+
 package rpc
 
 import (

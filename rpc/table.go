@@ -1,3 +1,7 @@
+// The method and notification tables, which the dispatcher and the schema
+// generator (schema/) both walk, and the lookup of a method by name, with a
+// "did you mean" for a name that is not in the table.
+
 package rpc
 
 import (

@@ -1,3 +1,6 @@
+// Validation: a message checked as JSON-RPC 2.0 before jsonrpc2 decodes it,
+// and the error reply that names what is wrong with one that is not.
+
 package rpc
 
 import (

@@ -34,10 +34,15 @@ func Distance(a, b string) int {
 // two lengths, which matters when s is a long string a client sent.
 func Closest(s string, candidates []string, limit int) string {
 	best, bestDist := "", limit
-	lower := strings.ToLower(s)
+	lower, folded := "", false
 	for _, c := range candidates {
 		if len(s) > len(c)+bestDist {
 			continue
+		}
+		if !folded {
+			// Folded only once a candidate is near enough in length: a
+			// long s is never copied.
+			lower, folded = strings.ToLower(s), true
 		}
 		d := Distance(lower, strings.ToLower(c))
 		if strings.EqualFold(s, c) {

@@ -56,3 +56,13 @@ func TestClosest(t *testing.T) {
 		t.Errorf("a tie went to %q, want the first, ax", got)
 	}
 }
+
+// TestClosestHugeCostsNothing: an 8 MB name a client sent is neither
+// measured nor copied (issue 16), whatever its case.
+func TestClosestHugeCostsNothing(t *testing.T) {
+	methods := []string{"listSessions", "canResume", "reclaimStale", "forceResume", "status"}
+	huge := strings.Repeat("X", 8<<20)
+	if n := testing.AllocsPerRun(10, func() { Closest(huge, methods, 4) }); n != 0 {
+		t.Errorf("Closest of an 8 MB string allocates %v times, want 0", n)
+	}
+}

@@ -102,3 +102,15 @@ type ErrorData struct {
 	// len(candidates) when the list was cut (-32602).
 	Matches int `json:"matches,omitempty"`
 }
+
+// maxEcho bounds what an error message repeats of a name the client sent:
+// enough to recognise it, not an 8 MB echo.
+const maxEcho = 64
+
+// clipString shortens s for an error message.
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

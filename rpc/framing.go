@@ -304,12 +304,8 @@ func formatSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
-}
+// quoteShort gives header text, shortened and quoted, for an error message.
+func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }
 
 func (s *Stream) writeFrame(data []byte) error { return s.write(nil, data) }
 

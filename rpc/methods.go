@@ -212,15 +212,3 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 func platformOf(v sessionlocks.Vantage) Platform {
 	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
 }
-
-// maxEcho bounds what an error message repeats of a name the client sent:
-// enough to recognise it, not an 8 MB echo.
-const maxEcho = 64
-
-// clipString shortens s for an error message.
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}

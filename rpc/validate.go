@@ -165,13 +165,8 @@ func jsonKind(raw []byte) string {
 	return "number"
 }
 
-func short(raw []byte) string {
-	s := string(bytes.TrimSpace(raw))
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
-}
+// short gives a JSON value the client sent, shortened, for an error message.
+func short(raw []byte) string { return clipString(string(bytes.TrimSpace(raw)), 40) }
 
 func (s *Stream) writeError(we *wireError) error {
 	id := we.id

@@ -68,17 +68,17 @@ func (s *Stream) setFraming(f Framing) {
 // readFrame returns the next message body, a *wireError for a bad frame that
 // was skipped, or the byte stream's error.
 func (s *Stream) readFrame() ([]byte, error) {
-	if s.pending != nil {
-		return nil, s.pending
+	if s.in.pending != nil {
+		return nil, s.in.pending
 	}
 	if s.rframe == FramingAuto {
 		for {
-			b, err := s.r.ReadByte()
+			b, err := s.in.r.ReadByte()
 			if err != nil {
 				return nil, err
 			}
 			if !isSpace(b) {
-				s.r.UnreadByte()
+				s.in.r.UnreadByte()
 				if b == '{' || b == '[' {
 					s.setFraming(FramingLine)
 				} else {
@@ -90,28 +90,43 @@ func (s *Stream) readFrame() ([]byte, error) {
 		}
 	}
 	if s.rframe == FramingLine {
-		return s.readLine()
+		return s.in.readLine()
 	}
-	return s.readHeaderFrame()
+	return s.in.readHeaderFrame()
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
 
+// frameReader reads frames off the byte stream once the framing is known,
+// knowing nothing of JSON-RPC: it returns a body, a *wireError for a frame
+// that was skipped, or the byte stream's error.
+type frameReader struct {
+	r       *bufio.Reader
+	max     int64 // the largest body kept; a larger one is skipped unread
+	lineBuf []byte
+	pending error // an error to report after a final unterminated line
+
+	// resync is set after a header block that could not be read: the next
+	// frame begins at the next "Content-Length:", wherever it is (a body
+	// need not end in a newline, so the next header may begin mid-line).
+	resync bool
+}
+
 // readLine reads one line of newline-delimited JSON, skipping blank lines. A
 // line longer than the limit is discarded as it streams past.
-func (s *Stream) readLine() ([]byte, error) {
+func (f *frameReader) readLine() ([]byte, error) {
 	for {
-		buf := s.lineBuf[:0]
+		buf := f.lineBuf[:0]
 		var n int64
 		over := false
 		var err error
 		for {
 			var chunk []byte
-			chunk, err = s.r.ReadSlice('\n')
+			chunk, err = f.r.ReadSlice('\n')
 			n += int64(len(chunk))
 			if !over {
 				// +2 leaves room for the line's own "\r\n".
-				if n > s.max+2 {
+				if n > f.max+2 {
 					over = true
 					buf = buf[:0]
 				} else {
@@ -124,22 +139,22 @@ func (s *Stream) readLine() ([]byte, error) {
 			break
 		}
 		if cap(buf) <= 1<<20 {
-			s.lineBuf = buf // reuse small buffers only; a huge one goes back to the GC
+			f.lineBuf = buf // reuse small buffers only; a huge one goes back to the GC
 		}
 		if err != nil {
 			if err != io.EOF || n == 0 {
 				return nil, err
 			}
 			// A last line without its newline is still a message.
-			s.pending = io.EOF
+			f.pending = io.EOF
 		}
 		if over {
-			return nil, s.tooLarge(n)
+			return nil, f.tooLarge(n)
 		}
 		line := bytes.TrimSpace(buf)
 		if len(line) == 0 {
-			if s.pending != nil {
-				return nil, s.pending
+			if f.pending != nil {
+				return nil, f.pending
 			}
 			continue
 		}
@@ -150,15 +165,15 @@ func (s *Stream) readLine() ([]byte, error) {
 // readHeaderFrame reads one Content-Length framed message. Header names are
 // case-insensitive, headers other than Content-Length are ignored, and lines
 // may end in "\r\n" or "\n".
-func (s *Stream) readHeaderFrame() ([]byte, error) {
+func (f *frameReader) readHeaderFrame() ([]byte, error) {
 	length := int64(-1)
 	problem := ""
 	total := 0
 	started := false
 	var first []byte // the header line a resynchronisation found
-	if s.resync {
-		s.resync = false
-		rest, err := s.skipToContentLength()
+	if f.resync {
+		f.resync = false
+		rest, err := f.skipToContentLength()
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +184,7 @@ func (s *Stream) readHeaderFrame() ([]byte, error) {
 		if first != nil {
 			first = nil
 		} else {
-			line, n, err = s.readHeaderLine()
+			line, n, err = f.readHeaderLine()
 		}
 		if err != nil {
 			if err == io.EOF && (started || n > 0) {
@@ -212,29 +227,29 @@ func (s *Stream) readHeaderFrame() ([]byte, error) {
 	if problem != "" {
 		// Where this block's body ends is not known: read on from the next
 		// header, losing at worst this one frame.
-		s.resync = true
+		f.resync = true
 		return nil, &wireError{code: CodeParseError, msg: "parse error: " + problem + "; the stream goes on at the next Content-Length header"}
 	}
 	if length < 0 {
-		s.resync = true
+		f.resync = true
 		return nil, &wireError{code: CodeParseError, msg: "parse error: header block without a Content-Length header; the stream goes on at the next Content-Length header"}
 	}
-	if length > s.max {
+	if length > f.max {
 		// Discard the body as it streams past: the advertised length may be
 		// a lie (4 GB) and must cost no memory.
-		if _, err := io.CopyN(io.Discard, s.r, length); err != nil {
+		if _, err := io.CopyN(io.Discard, f.r, length); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return nil, err
 		}
-		return nil, s.tooLarge(length)
+		return nil, f.tooLarge(length)
 	}
 	if length == 0 {
 		return nil, &wireError{code: CodeParseError, msg: "parse error: empty message (Content-Length: 0)"}
 	}
 	body := make([]byte, length)
-	if _, err := io.ReadFull(s.r, body); err != nil {
+	if _, err := io.ReadFull(f.r, body); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -248,10 +263,10 @@ const contentLength = "content-length:"
 
 // skipToContentLength discards input up to and including the next
 // "Content-Length:" (in any case), and returns the rest of its line.
-func (s *Stream) skipToContentLength() ([]byte, error) {
+func (f *frameReader) skipToContentLength() ([]byte, error) {
 	matched := 0
 	for {
-		b, err := s.r.ReadByte()
+		b, err := f.r.ReadByte()
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +280,7 @@ func (s *Stream) skipToContentLength() ([]byte, error) {
 			matched = 0
 		}
 		if matched == len(contentLength) {
-			line, _, err := s.readHeaderLine()
+			line, _, err := f.readHeaderLine()
 			return line, err
 		}
 	}
@@ -274,11 +289,11 @@ func (s *Stream) skipToContentLength() ([]byte, error) {
 // readHeaderLine returns the start of one header line (up to 1 KiB, enough
 // to judge it) and the line's full length; the rest of a long line streams
 // past without being kept.
-func (s *Stream) readHeaderLine() ([]byte, int, error) {
+func (f *frameReader) readHeaderLine() ([]byte, int, error) {
 	var line []byte
 	n := 0
 	for {
-		chunk, err := s.r.ReadSlice('\n')
+		chunk, err := f.r.ReadSlice('\n')
 		n += len(chunk)
 		if room := 1024 - len(line); room > 0 {
 			line = append(line, chunk[:min(len(chunk), room)]...)
@@ -289,11 +304,11 @@ func (s *Stream) readHeaderLine() ([]byte, int, error) {
 	}
 }
 
-func (s *Stream) tooLarge(size int64) error {
+func (f *frameReader) tooLarge(size int64) error {
 	return &wireError{
 		code: CodeInvalidRequest,
-		msg:  fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(s.max)),
-		data: &ErrorData{Limit: s.max, Size: size},
+		msg:  fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(f.max)),
+		data: &ErrorData{Limit: f.max, Size: size},
 	}
 }
 

@@ -45,14 +45,11 @@ type StreamOptions struct {
 // stream itself fails or ends; malformed, oversize or invalid messages are
 // answered here (on the server end) and reading goes on.
 type Stream struct {
-	rwc     io.ReadWriteCloser
-	r       *bufio.Reader
-	opts    StreamOptions
-	log     *slog.Logger
-	max     int64
-	rframe  Framing // the reader's view, set once detected
-	lineBuf []byte
-	pending error // an error to report after a final unterminated line
+	rwc    io.ReadWriteCloser
+	in     frameReader
+	opts   StreamOptions
+	log    *slog.Logger
+	rframe Framing // the reader's view, set once detected
 
 	detected  chan struct{} // closed once wframe is set
 	wframe    Framing
@@ -64,11 +61,6 @@ type Stream struct {
 	brokenOnce sync.Once
 	brokenErr  error
 
-	// resync is set after a header block that could not be read: the next
-	// frame begins at the next "Content-Length:", wherever it is (a body
-	// need not end in a newline, so the next header may begin mid-line).
-	resync bool
-
 	wmu  sync.Mutex
 	wbuf []byte
 }
@@ -79,10 +71,9 @@ var _ jsonrpc2.ObjectStream = (*Stream)(nil)
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
 	s := &Stream{
 		rwc:      rwc,
-		r:        bufio.NewReaderSize(rwc, 64<<10),
+		in:       frameReader{r: bufio.NewReaderSize(rwc, 64<<10), max: opts.MaxMessageSize},
 		opts:     opts,
 		log:      opts.Logger,
-		max:      opts.MaxMessageSize,
 		detected: make(chan struct{}),
 		closed:   make(chan struct{}),
 		broken:   make(chan struct{}),
@@ -90,8 +81,8 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.max <= 0 {
-		s.max = DefaultMaxMessageSize
+	if s.in.max <= 0 {
+		s.in.max = DefaultMaxMessageSize
 	}
 	if opts.Framing != FramingAuto {
 		s.setFraming(opts.Framing)

@@ -39,9 +39,9 @@ type Engine interface {
 type Watcher interface {
 	Run(ctx context.Context, notify func(watch.Change)) error
 	Stats() watch.Stats
-	// Armed and Started are closed as the watcher begins and ends its
-	// first listing (see watch.Watcher); a nil channel means the server
-	// does not wait for it.
+	// Armed is closed once the watcher begins its first listing, Started
+	// once it has that listing and its watches (see watch.Watcher); the
+	// server does not wait on a nil channel.
 	Armed() <-chan struct{}
 	Started() <-chan struct{}
 }

@@ -27,7 +27,7 @@ import (
 // 1,000 sessions (100 of them with a stale lock) untouched for an hour, as a
 // user's are. Directories written within the engine's racy window are read
 // again on every listing, which is not the warm path being measured.
-func benchServer(b *testing.B) Options {
+func benchServer(b *testing.B) (Options, *sessionlocks.Engine) {
 	locks := map[string][]int{}
 	for i := 0; i < 1000; i += 10 {
 		locks[fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)] = []int{deadPID + i}
@@ -39,7 +39,7 @@ func benchServer(b *testing.B) Options {
 		os.Chtimes(filepath.Join(dir, de.Name()), past, past)
 	}
 	e, w := watchedEngine(b, dir)
-	return Options{Engine: e, Watcher: w, Logger: discardLog}
+	return Options{Engine: e, Watcher: w, Logger: discardLog}, e
 }
 
 // waitTrusted waits until e trusts its watcher, so that a warm benchmark
@@ -56,9 +56,9 @@ func waitTrusted(b *testing.B, e *sessionlocks.Engine) {
 // BenchmarkListSessions1000 is one listSessions over 1,000 sessions through
 // the real codec over io.Pipe, warm, with the Go client decoding the answer.
 func BenchmarkListSessions1000(b *testing.B) {
-	opts := benchServer(b)
+	opts, e := benchServer(b)
 	c := connect(b, opts, ClientOptions{})
-	waitTrusted(b, opts.Engine)
+	waitTrusted(b, e)
 	ctx := context.Background()
 	var raw json.RawMessage
 	if err := c.Call(ctx, MethodListSessions, nil, &raw); err != nil {
@@ -80,9 +80,9 @@ func BenchmarkListSessions1000(b *testing.B) {
 func BenchmarkListSessions1000Wire(b *testing.B) {
 	serverEnd, clientEnd := Pipe()
 	defer clientEnd.Close()
-	opts := benchServer(b)
+	opts, e := benchServer(b)
 	go NewServer(opts).Serve(context.Background(), serverEnd)
-	waitTrusted(b, opts.Engine)
+	waitTrusted(b, e)
 	req := []byte(frame(`{"jsonrpc":"2.0","id":1,"method":"listSessions"}`))
 	r := bufio.NewReaderSize(clientEnd, 1<<20)
 	roundTrip := func() int {
@@ -115,11 +115,10 @@ func BenchmarkListSessions1000Wire(b *testing.B) {
 
 // BenchmarkListSessions1000Engine is the engine's share of the above.
 func BenchmarkListSessions1000Engine(b *testing.B) {
-	opts := benchServer(b)
+	opts, e := benchServer(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go opts.Watcher.Run(ctx, func(watch.Change) {})
-	e := opts.Engine
 	waitTrusted(b, e)
 	e.List(ctx)
 	b.ReportAllocs()

@@ -1,5 +1,8 @@
 package rpc
 
+// The client: calls and notifications over a Stream, for `sessionlocks call`,
+// the REPL and tests.
+
 import (
 	"context"
 	"encoding/json"

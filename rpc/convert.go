@@ -2,6 +2,8 @@ package rpc
 
 // The one place where the engine's types become wire types.
 
+// The one place where the engine's types become wire types.
+
 import (
 	"errors"
 	"fmt"

@@ -11,6 +11,8 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +32,6 @@ type handler struct {
 	queued  int                       // bytes of their params
 	active  int                       // requests running
 	room    *sync.Cond                // signalled when queued bytes go down
-	seq     uint64
 
 	// order is held while a notification is written, and while an ordered
 	// answer (listSessions) checks that none was written since it was
@@ -61,11 +62,9 @@ const maxUnwritten = 4
 // inflight is one request, running or queued.
 type inflight struct {
 	req    *jsonrpc2.Request
-	conn   *jsonrpc2.Conn
 	m      *Method
 	ctx    context.Context
 	cancel context.CancelFunc
-	seq    uint64
 	size   int  // its params' bytes while queued
 	queued bool // still in the queue
 }
@@ -86,7 +85,7 @@ func immediate(m *Method) bool {
 	return m != nil && (m.Name == MethodStatus || m.Name == MethodDiscover)
 }
 
-func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	if req.Method == NotifyCancelRequest {
 		h.cancelRequest(req)
 		if !req.Notif {
@@ -103,13 +102,11 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 	}
 	// A known method sent without an id still runs; its answer is dropped.
 	rctx, cancel := context.WithCancel(ctx)
-	f := &inflight{req: req, conn: conn, m: m, ctx: rctx, cancel: cancel}
+	f := &inflight{req: req, m: m, ctx: rctx, cancel: cancel}
 	if req.Params != nil {
 		f.size = len(*req.Params)
 	}
 	h.mu.Lock()
-	h.seq++
-	f.seq = h.seq
 	if !req.Notif {
 		h.running[req.ID] = f
 	}
@@ -134,7 +131,7 @@ func (h *handler) start(f *inflight) {
 	run := func() {
 		defer h.wg.Done()
 		defer h.finish(f)
-		h.serve(f.ctx, f.conn, f.req, f.m)
+		h.serve(f.ctx, f.req, f.m)
 	}
 	if h.s.opts.sequential {
 		h.mu.Unlock()
@@ -168,6 +165,20 @@ func (h *handler) startQueued() {
 		h.room.Broadcast()
 		h.start(f)
 	}
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
 }
 
 func (h *handler) cancelRequest(req *jsonrpc2.Request) {
@@ -210,15 +221,6 @@ func (h *handler) dequeue(f *inflight) {
 			return
 		}
 	}
-}
-
-// cancelledAnswer is -32800 for a request that never ran.
-func (h *handler) cancelledAnswer(req *jsonrpc2.Request) answer {
-	msg, err := json.Marshal(errorResponse{ID: req.ID, Error: newError(CodeRequestCancelled, "request cancelled", nil), JSONRPC: "2.0"})
-	if err != nil {
-		return answer{log: h.s.log}
-	}
-	return answer{msg: msg, log: h.s.log}
 }
 
 // cancelAll cancels every request; the queued ones never start.

@@ -1,5 +1,8 @@
 package rpc
 
+// listSessions' encoding: each session's JSON kept and reused while the
+// session is unchanged, and versions and deltas for a caller that passes since.
+
 import (
 	"crypto/rand"
 	"encoding/hex"
@@ -18,7 +21,7 @@ import (
 // reuses it while the session is unchanged: an IDE lists the same sessions
 // again and again, and encoding them (RFC 3339 times above all) was most of
 // the server's time for a warm listSessions. Whether a session changed is
-// decided on the engine's values, field by field (sameSession), which costs
+// decided on the engine's values, field by field (sameWireSession), which costs
 // a few comparisons where encoding costs a microsecond or more.
 //
 // A whole listing that is the very slice encoded last time (the engine's
@@ -107,7 +110,7 @@ func (c *sessionJSON) encodings(ss []sessionlocks.Session, all bool) ([]*encoded
 	ents := make([]*encodedSession, len(ss))
 	var miss []int
 	for i := range ss {
-		if e := c.m[ss[i].ID]; e != nil && sameSession(&e.src, &ss[i]) {
+		if e := c.m[ss[i].ID]; e != nil && sameWireSession(&e.src, &ss[i]) {
 			ents[i] = e
 		} else {
 			miss = append(miss, i)
@@ -308,10 +311,10 @@ func encodeSessions(ss []sessionlocks.Session, miss []int, ents []*encodedSessio
 	return errors.Join(errs...)
 }
 
-// sameSession reports whether a and b encode alike on the wire. Every field
+// sameWireSession reports whether a and b encode alike on the wire. Every field
 // wireSession reads must be compared here; TestSessionJSONSeesEveryField
 // changes each field of the engine's types in turn to keep it so.
-func sameSession(a, b *sessionlocks.Session) bool {
+func sameWireSession(a, b *sessionlocks.Session) bool {
 	if a.ID != b.ID || a.Dir != b.Dir || a.Name != b.Name || a.CWD != b.CWD ||
 		a.Repository != b.Repository || a.Branch != b.Branch || a.ClientName != b.ClientName ||
 		!a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) ||
@@ -319,21 +322,21 @@ func sameSession(a, b *sessionlocks.Session) bool {
 		return false
 	}
 	for i := range a.Holders {
-		if !sameHolder(&a.Holders[i], &b.Holders[i]) {
+		if !sameWireHolder(&a.Holders[i], &b.Holders[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func sameHolder(a, b *sessionlocks.Holder) bool {
+func sameWireHolder(a, b *sessionlocks.Holder) bool {
 	if a.SessionID != b.SessionID || a.PID != b.PID || a.LockFile != b.LockFile || a.HoldFile != b.HoldFile ||
 		a.Verdict != b.Verdict || a.Reason != b.Reason || a.Detail != b.Detail ||
 		!a.LockWrittenAt.Equal(b.LockWrittenAt) || !a.ProbedAt.Equal(b.ProbedAt) ||
 		a.Cached != b.Cached || a.WriterVerified != b.WriterVerified {
 		return false
 	}
-	if a.NoOwner != b.NoOwner || !sameOwner(a.Owner, b.Owner) {
+	if a.NoOwner != b.NoOwner || !sameWireOwner(a.Owner, b.Owner) {
 		return false
 	}
 	if a.Process == b.Process {
@@ -345,7 +348,7 @@ func sameHolder(a, b *sessionlocks.Holder) bool {
 	return a.Process.StartedAt.Equal(b.Process.StartedAt) && a.Process.Command == b.Process.Command
 }
 
-func sameOwner(a, b *sessionlocks.Owner) bool {
+func sameWireOwner(a, b *sessionlocks.Owner) bool {
 	if a == b {
 		return true
 	}

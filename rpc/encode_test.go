@@ -68,7 +68,7 @@ func TestSessionJSONMatchesMarshal(t *testing.T) {
 
 // TestSessionJSONSeesEveryField changes each field of the engine's Session,
 // Holder, Process and Owner in turn and checks that the reused encoding follows:
-// a field sameSession forgot would keep showing its old value.
+// a field sameWireSession forgot would keep showing its old value.
 func TestSessionJSONSeesEveryField(t *testing.T) {
 	var paths [][]int
 	sessionT := reflect.TypeFor[sessionlocks.Session]()
@@ -145,7 +145,7 @@ func changeValue(t *testing.T, f reflect.Value) {
 	case *[]string:
 		*v = append(*v, "x")
 	default:
-		t.Fatalf("no way to change a %T: teach changeValue, and check sameSession compares it", v)
+		t.Fatalf("no way to change a %T: teach changeValue, and check sameWireSession compares it", v)
 	}
 }
 

@@ -1,5 +1,12 @@
 package rpc
 
+// Params are decoded strictly, by hand: encoding/json matches member names
+// case-insensitively, so {"sessionID": ...} would silently fill SessionID,
+// and its errors do not say which element of an array was wrong. Here every
+// member name must match a json tag exactly, every field without omitempty
+// is required (as in the generated schema), and each error names the path of
+// the offending value.
+
 import (
 	"bytes"
 	"encoding/json"
@@ -10,15 +17,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/copilot-ide/sessionlocks/internal/editdist"
 	"github.com/sourcegraph/jsonrpc2"
 )
-
-// Params are decoded strictly, by hand: encoding/json matches member names
-// case-insensitively, so {"sessionID": ...} would silently fill SessionID,
-// and its errors do not say which element of an array was wrong. Here every
-// member name must match a json tag exactly, every field without omitempty
-// is required (as in the generated schema), and each error names the path of
-// the offending value.
 
 // paramsError is a -32602 answer naming the offending parameter.
 func paramsError(field, format string, args ...any) *jsonrpc2.Error {
@@ -178,49 +179,17 @@ func decodeValue(path string, raw json.RawMessage, v reflect.Value) error {
 
 func unknownMember(path, name string, fields []fieldInfo) error {
 	known := make([]string, len(fields))
-	best, bestDist := "", 3
 	for i, f := range fields {
 		known[i] = f.name
-		if len(name) > len(f.name)+bestDist {
-			continue // no near miss, and the distance would cost its length
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(f.name))
-		if strings.EqualFold(name, f.name) {
-			d = 0
-		}
-		if d < bestDist {
-			best, bestDist = f.name, d
-		}
 	}
 	hint := "this method takes no parameters"
 	if len(known) > 0 {
 		hint = "known: " + strings.Join(known, ", ")
 	}
-	if best != "" {
+	if best := editdist.Closest(name, known, 3); best != "" {
 		hint = fmt.Sprintf("did you mean %q?", best)
 	}
 	return paramsError(join(path, clipString(name, maxEcho)), "unknown parameter (%s)", hint)
-}
-
-// editDistance is the Levenshtein distance, for "did you mean".
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func want(t reflect.Type) string {

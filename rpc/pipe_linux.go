@@ -1,5 +1,7 @@
 package rpc
 
+// The answers' pipe made larger, on Linux.
+
 import "golang.org/x/sys/unix"
 
 // growPipe enlarges the pipe the answers go out on, when fd is one, so that

@@ -1,5 +1,11 @@
 package rpc
 
+// The wire contract's types: every params, result and notification type (the
+// method table is in table.go, the error codes in errors.go). The doc comments
+// become the JSON Schema descriptions, so they are written for the reader of
+// the schema. Struct tags: a field without omitempty is required; `jsonschema`
+// tags carry enums, defaults and bounds for github.com/invopop/jsonschema.
+
 // This file is the wire contract: every params, result and notification type,
 // and the tables of methods and notifications that the dispatcher and the
 // schema generator (schema/) both walk. The doc comments become the JSON
@@ -8,11 +14,7 @@ package rpc
 // enums, defaults and bounds for github.com/invopop/jsonschema.
 
 import (
-	"context"
 	"encoding/json"
-	"reflect"
-
-	"github.com/copilot-ide/sessionlocks/schema"
 )
 
 // SessionState summarises a session from the verdicts on its holders.
@@ -433,181 +435,4 @@ type SessionsChangedParams struct {
 type CancelParams struct {
 	// ID is the id of the request to cancel, a string or an integer.
 	ID json.RawMessage `json:"id"`
-}
-
-// ErrorCode is one JSON-RPC error code the server answers with.
-type ErrorCode struct {
-	// Code is the JSON-RPC error code.
-	Code int64
-	// Name is a short name for the code, for documentation and generated clients.
-	Name string
-	// Description says when the code is used and what its data holds.
-	Description string
-}
-
-// The error codes. The first five are JSON-RPC's and LSP's own.
-const (
-	CodeParseError       = -32700
-	CodeInvalidRequest   = -32600
-	CodeMethodNotFound   = -32601
-	CodeInvalidParams    = -32602
-	CodeInternalError    = -32603
-	CodeRequestCancelled = -32800
-	CodeSessionNotFound  = -32001
-	CodeStateDir         = -32002
-	CodeFileOp           = -32003
-	CodeSessionBusy      = -32004
-	CodeSessionChanged   = -32005
-)
-
-// The error codes with their documentation.
-var (
-	ErrorParse = ErrorCode{CodeParseError, "ParseError",
-		"The message is not valid JSON, or its framing (Content-Length header) is malformed. The id is null; the stream goes on."}
-	ErrorInvalidRequest = ErrorCode{CodeInvalidRequest, "InvalidRequest",
-		"The message is not a valid JSON-RPC 2.0 request, is a batch (not supported), or exceeds the size limit (it is discarded unread). The stream goes on."}
-	ErrorMethodNotFound = ErrorCode{CodeMethodNotFound, "MethodNotFound",
-		"No method of that name exists."}
-	ErrorInvalidParams = ErrorCode{CodeInvalidParams, "InvalidParams",
-		"A parameter is missing, unknown, of the wrong type or out of range, or a session id is not a safe single path component, or a session id prefix begins more than one session's id. The message names the parameter; data.field holds its path (for example sessionIds[2]); for an ambiguous prefix data.candidates lists the ids it begins (at most 20) and data.matches counts them all."}
-	ErrorInternal = ErrorCode{CodeInternalError, "InternalError",
-		"The server failed unexpectedly (a bug); the failure is logged and the server keeps running."}
-	ErrorRequestCancelled = ErrorCode{CodeRequestCancelled, "RequestCancelled",
-		"The request was cancelled with $/cancelRequest before it did anything. A forceResume or reclaimStale cancelled after it began to signal or remove answers with what it did instead."}
-	ErrorSessionNotFound = ErrorCode{CodeSessionNotFound, "SessionNotFound",
-		"No session directory has that id. data: {sessionId, stateDir}."}
-	ErrorStateDir = ErrorCode{CodeStateDir, "StateDirUnreadable",
-		"The state directory exists but cannot be read. data: {path, error}."}
-	ErrorFileOp = ErrorCode{CodeFileOp, "FileOperationFailed",
-		"A file operation failed. data: {path, op, error}."}
-	ErrorSessionBusy = ErrorCode{CodeSessionBusy, "SessionBusy",
-		"Another process held the session's operation lock for too long; try again."}
-	ErrorSessionChanged = ErrorCode{CodeSessionChanged, "SessionChanged",
-		"forceResume with expect found a live or unknown holder the expected canResume answer did not name (a CLI opened the session since): nothing was done. data: the fresh canResume answer, to ask the user again with."}
-)
-
-// ErrorCodes lists every error code the server answers with.
-var ErrorCodes = []ErrorCode{
-	ErrorParse, ErrorInvalidRequest, ErrorMethodNotFound, ErrorInvalidParams, ErrorInternal,
-	ErrorRequestCancelled, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged,
-}
-
-// ErrorData is the data member of the errors that carry one. Which fields are
-// set depends on the code; see ErrorCodes.
-type ErrorData struct {
-	// Field is the path of the offending parameter (-32602), for example "sessionIds[2]".
-	Field string `json:"field,omitempty"`
-	// SessionID is the session that was not found (-32001).
-	SessionID string `json:"sessionId,omitempty"`
-	// StateDir is the state directory that was searched (-32001).
-	StateDir string `json:"stateDir,omitempty"`
-	// Path is the file or directory the failed operation was on (-32002, -32003).
-	Path string `json:"path,omitempty"`
-	// Op is the failed operation, for example remove, open or lock (-32003).
-	Op string `json:"op,omitempty"`
-	// Error is the operating system's error message (-32002, -32003).
-	Error string `json:"error,omitempty"`
-	// Limit is the message size limit in bytes (-32600 for an oversize message).
-	Limit int64 `json:"limit,omitempty"`
-	// Size is the size of the oversize message in bytes, as far as it was read (-32600).
-	Size int64 `json:"size,omitempty"`
-	// Candidates are the session ids an ambiguous prefix begins, sorted, at
-	// most 20 (-32602 for an ambiguous session id prefix).
-	Candidates []string `json:"candidates,omitempty"`
-	// Matches counts all the sessions an ambiguous prefix begins; more than
-	// len(candidates) when the list was cut (-32602).
-	Matches int `json:"matches,omitempty"`
-}
-
-// Method describes one method of the protocol. The dispatcher and the schema
-// generator both walk Methods, so adding a method is one table entry.
-type Method struct {
-	// Name is the JSON-RPC method name.
-	Name string
-	// Summary is one sentence saying what the method does.
-	Summary string
-	// Params is the type of the params object.
-	Params reflect.Type
-	// Result is the type of the result.
-	Result reflect.Type
-	// Errors are the error codes the method answers with, beyond -32700, -32600, -32601 and -32603 which any request may get.
-	Errors []ErrorCode
-
-	call func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
-	// ordered answers are never sent after a sessionsChanged that is newer
-	// than they are (see handler.serve).
-	ordered bool
-	// acts marks a method that changes the state dir: once it has acted,
-	// its answer says what it did even if it was cancelled meanwhile.
-	acts bool
-}
-
-// Notification describes one notification of the protocol.
-type Notification struct {
-	// Name is the JSON-RPC method name.
-	Name string
-	// Summary is one sentence saying when it is sent.
-	Summary string
-	// Params is the type of the params object.
-	Params reflect.Type
-	// FromClient is true for a notification the client sends to the server ($/cancelRequest).
-	FromClient bool
-}
-
-// Method and notification names.
-const (
-	MethodListSessions    = "listSessions"
-	MethodCanResume       = "canResume"
-	MethodReclaimStale    = "reclaimStale"
-	MethodForceResume     = "forceResume"
-	MethodStatus          = "status"
-	MethodDiscover        = "rpc.discover"
-	NotifySessionsChanged = "sessionsChanged"
-	NotifyCancelRequest   = "$/cancelRequest"
-)
-
-// Methods is the method table.
-var Methods = []Method{
-	ordered(method(MethodListSessions,
-		"Lists the sessions in the state directory with the verdict on every lock holder, newest updatedAt first; verdicts may come from the probe cache.",
-		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
-		(*Server).listSessions)),
-	method(MethodCanResume,
-		"Judges one session afresh (never from the cache) and says whether the IDE may resume it without asking.",
-		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
-		(*Server).canResume),
-	acts(method(MethodReclaimStale,
-		"Removes the lock files of stale holders (never live or unknown ones) in the named sessions, or in all of them.",
-		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
-		(*Server).reclaimStale)),
-	acts(method(MethodForceResume,
-		"Removes the holders' lock files of one session, after the user chose to take it over; with terminate, first asks the processes proven to hold it to exit.",
-		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged, ErrorRequestCancelled},
-		(*Server).forceResume)),
-	method(MethodStatus,
-		"Reports the server's version, state directory, watcher, cache and platform.",
-		nil,
-		(*Server).status),
-	method(MethodDiscover,
-		"Returns the OpenRPC document describing this protocol, as `sessionlocks schema` prints it (generated into schema/ by `make schema`).",
-		nil,
-		func(*Server, context.Context, *StatusParams) (*json.RawMessage, error) {
-			doc := json.RawMessage(schema.OpenRPC)
-			return &doc, nil
-		}),
-}
-
-// Notifications is the notification table.
-var Notifications = []Notification{
-	{
-		Name:    NotifySessionsChanged,
-		Summary: "Sent by the server when sessions changed state, holders or metadata, or were removed; bursts are coalesced.",
-		Params:  reflect.TypeFor[SessionsChangedParams](),
-	},
-	{
-		Name:       NotifyCancelRequest,
-		Summary:    "Sent by the client to cancel a running request; the request then fails with -32800 unless it already finished.",
-		Params:     reflect.TypeFor[CancelParams](),
-		FromClient: true,
-	},
 }

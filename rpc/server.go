@@ -1,55 +1,60 @@
-// Package rpc is the JSON-RPC 2.0 surface of sessionlocks: the wire types and
-// method table (protocol.go), a hardened stream codec that detects
-// Content-Length or newline-delimited framing (stream.go), the server that
-// the IDE spawns over stdio (server.go), and a client for `sessionlocks call`,
-// the REPL and tests (client.go).
 package rpc
+
+// The server's lifecycle: its options, what it uses of the engine and the
+// watcher, and Serve, which runs the watcher beside one connection until the
+// input ends (stdin EOF), the output breaks (EPIPE) or the context is done,
+// then shuts both down.
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"reflect"
-	"runtime"
-	"runtime/debug"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/copilot-ide/sessionlocks/internal/version"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 	"github.com/copilot-ide/sessionlocks/watch"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Error is a JSON-RPC error object; calls made with Client return one when
-// the server answers with an error.
-type Error = jsonrpc2.Error
-
-func newError(code int64, msg string, data *ErrorData) *Error {
-	e := &Error{Code: code, Message: msg}
-	if data != nil {
-		e.SetError(data)
-	}
-	return e
+// Engine is what the server uses of a *sessionlocks.Engine.
+type Engine interface {
+	StateDir() string
+	StateDirExists() bool
+	Settle() time.Duration
+	Caches() sessionlocks.Caches
+	Vantage() sessionlocks.Vantage
+	ResolveID(id string) (string, error)
+	ResolveIDs(ids []string) (out []string, index int, err error)
+	ListShared(ctx context.Context) ([]sessionlocks.Session, error)
+	Sessions(ctx context.Context, ids []string) ([]sessionlocks.Session, error)
+	Session(ctx context.Context, id string) (sessionlocks.Session, error)
+	Reclaim(ctx context.Context, opts sessionlocks.ReclaimOptions) (sessionlocks.ReclaimResult, error)
+	Force(ctx context.Context, id string, opts sessionlocks.ForceOptions) (sessionlocks.ForceResult, error)
 }
 
-// Watcher is what the server needs of a *watch.Watcher.
+// Watcher is what the server uses of a *watch.Watcher.
 type Watcher interface {
 	Run(ctx context.Context, notify func(watch.Change)) error
 	Stats() watch.Stats
+	// Armed is closed once the watcher begins its first listing, Started
+	// once it has that listing and its watches (see watch.Watcher); the
+	// server does not wait on a nil channel.
+	Armed() <-chan struct{}
+	Started() <-chan struct{}
 }
+
+var (
+	_ Engine  = (*sessionlocks.Engine)(nil)
+	_ Watcher = (*watch.Watcher)(nil)
+)
 
 // Options configure a Server.
 type Options struct {
 	// Engine answers every method; required.
-	Engine *sessionlocks.Engine
+	Engine Engine
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
 	Watcher Watcher
@@ -82,7 +87,7 @@ type Options struct {
 // Server answers JSON-RPC requests about one state directory.
 type Server struct {
 	opts     Options
-	engine   *sessionlocks.Engine
+	engine   Engine
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
@@ -175,15 +180,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
 		s.watchDone = watchDone
-		if st, ok := w.(interface{ Armed() <-chan struct{} }); ok {
-			s.baseline = st.Armed()
-		}
-		if st, ok := w.(interface{ Started() <-chan struct{} }); ok {
-			s.watched = st.Started()
-		}
+		s.baseline = w.Armed()
+		s.watched = w.Started()
 	}
-	var jh jsonrpc2.Handler = h
-	conn := jsonrpc2.NewConn(ctx, stream, jh, jsonrpc2.SetLogger(slogPrintf{s.log}))
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(slogPrintf{s.log}))
 
 	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)
@@ -227,536 +227,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	return err
 }
 
-func (h *handler) serve(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, m *Method) {
-	if req.Notif {
-		if _, err := h.call(ctx, req, m); err != nil {
-			h.s.log.Warn("notification failed", "method", req.Method, "error", err)
-		}
-		return
-	}
-	if m == nil || !m.ordered {
-		h.send(h.answer(ctx, req, m))
-		return
-	}
-	// An answer made before a sessionsChanged that was sent while it was
-	// being made would reach the client after that notification and undo
-	// it in a view rebuilt from the answer: no later notification would put
-	// it right. It is made again instead. (A notification sent after the
-	// answer describes a change the watcher saw; should the answer already
-	// show a later state, the watcher's notification of that follows.)
-	//
-	// Should changes keep coming, the last attempt holds notifications back
-	// while it is made and sent. Nothing an answer waits for waits for a
-	// notification to be sent: the watcher's first listing (awaitBaseline)
-	// is done before it notifies anything, and a listing shared with the
-	// watcher ends before the watcher notifies what it found.
-	for attempt := 1; ; attempt++ {
-		last := attempt == maxAnswerAttempts
-		if last {
-			h.order.Lock()
-		}
-		noted := h.noted.Load()
-		a := h.answer(ctx, req, m)
-		if hook := h.s.opts.testHookAnswered; hook != nil {
-			hook(req.Method)
-		}
-		if !last {
-			h.order.Lock()
-		}
-		if last || h.noted.Load() == noted {
-			h.send(a)
-			h.order.Unlock()
-			return
-		}
-		h.order.Unlock()
-		a.release()
-		h.s.log.Debug("answer made again: sessionsChanged was sent while it was being made", "method", req.Method, "id", req.ID.String(), "attempt", attempt)
-	}
-}
-
-// maxAnswerAttempts bounds how often an ordered answer is made while
-// notifications keep coming; the last attempt holds them back (the watcher
-// coalesces bursts, so this takes a change every few milliseconds).
-const maxAnswerAttempts = 4
-
-// answer is one request's encoded answer, ready to send.
-type answer struct {
-	msg    []byte
-	pooled *[]byte // msg is in it, with frameRoom bytes in front for writeFramed
-	log    *slog.Logger
-	slot   chan struct{} // the encoding slot it holds (see handler.encoding), or nil
-}
-
-// release returns a pooled answer's buffer unsent, and its encoding slot.
-func (a answer) release() {
-	if a.pooled != nil && cap(a.msg) <= maxPooledMsg {
-		*a.pooled = a.msg[:0]
-		msgBufs.Put(a.pooled)
-	}
-	if a.slot != nil {
-		<-a.slot
-	}
-}
-
-// answer runs the request and encodes its result or error. msg is nil only
-// when not even an error could be encoded (it then has been logged).
-func (h *handler) answer(ctx context.Context, req *jsonrpc2.Request, m *Method) answer {
-	start := time.Now()
-	result, err := h.call(ctx, req, m)
-	// ms is the call alone; the answer's encoding (for listSessions also
-	// the cutting of a delta) comes after it and is logged as encodeMs, so
-	// whoever reads a slow listing off the log sees which half was slow.
-	// Encoded only when fewer than maxUnwritten answers wait to be
-	// written: a client that stops reading costs waiting requests, not
-	// megabytes of answers each.
-	var slot chan struct{}
-	if err == nil {
-		done := ctx.Done()
-		if m != nil && m.acts {
-			done = nil // it acted: its answer says what it did, cancelled or not
-		}
-		select {
-		case h.encoding <- struct{}{}:
-			slot = h.encoding
-		case <-done:
-			// A read cancelled while its answer waited: it answers
-			// "cancelled", which is small.
-			err = ctx.Err()
-		}
-	}
-	encoding := time.Now()
-	log := h.s.log.With("method", req.Method, "id", req.ID.String(), "ms", millis(encoding.Sub(start)))
-	var body, msg []byte
-	var pooled *[]byte
-	if se, ok := result.(selfEncoding); ok && err == nil && se.encoder() != nil {
-		// Encoded straight into a reused buffer behind the envelope and
-		// room for the frame's header: a listSessions answer is large,
-		// asked for often, and allocating or copying it afresh each time
-		// made work for the collector.
-		buf := msgBufs.Get().(*[]byte)
-		if msg, err = appendResultWith(req.ID, append((*buf)[:0], make([]byte, frameRoom)...), se.encoder()); err != nil {
-			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
-		} else {
-			pooled = buf
-		}
-	} else if err == nil {
-		if body, err = json.Marshal(result); err != nil {
-			err = newError(CodeInternalError, "internal error: encoding the result: "+err.Error(), nil)
-		}
-	}
-	if err != nil {
-		e := wireErr(ctx, err)
-		if e.Code == CodeInternalError {
-			log.Error("request failed", "error", err)
-		} else {
-			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
-		}
-		if msg, err = json.Marshal(errorResponse{ID: req.ID, Error: e, JSONRPC: "2.0"}); err != nil {
-			log.Error("encoding the error answer failed", "error", err)
-			return answer{log: log, slot: slot}
-		}
-		return answer{msg: msg, log: log, slot: slot}
-	}
-	if pooled == nil {
-		if msg, err = appendResult(req.ID, body); err != nil {
-			log.Error("encoding the answer failed", "error", err)
-			return answer{log: log, slot: slot}
-		}
-	}
-	size := len(msg)
-	if pooled != nil {
-		size -= frameRoom
-	}
-	log.Debug("request answered", "bytes", size, "encodeMs", millis(time.Since(encoding)))
-	return answer{msg: msg, pooled: pooled, log: log, slot: slot}
-}
-
-// send writes an answer and gives its buffer and encoding slot back.
-func (h *handler) send(a answer) {
-	var err error
-	switch {
-	case a.msg == nil:
-	case a.pooled != nil:
-		err = h.stream.writeFramed(a.msg)
-	default:
-		err = h.stream.writeFrame(a.msg)
-	}
-	a.release()
-	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
-		a.log.Warn("sending the answer failed", "error", err)
-	}
-}
-
-// notify sends a notification, encoding params once (see appendResult).
-func (h *handler) notify(method string, params any) error {
-	body, err := json.Marshal(params)
-	if err != nil {
-		return err
-	}
-	name, _ := json.Marshal(method)
-	msg := make([]byte, 0, len(body)+len(name)+40)
-	msg = append(msg, `{"jsonrpc":"2.0","method":`...)
-	msg = append(msg, name...)
-	msg = append(msg, `,"params":`...)
-	msg = append(msg, body...)
-	msg = append(msg, '}')
-	h.s.log.Debug("notifying", "method", method, "bytes", len(body))
-	h.order.Lock()
-	defer h.order.Unlock()
-	// Counted before it is written: an answer begun from here on is
-	// newer than this notification, and need not be made again for it.
-	h.noted.Add(1)
-	return h.stream.writeFrame(msg)
-}
-
-// errorResponse is an error answer, members in jsonrpc2.Response's order.
-type errorResponse struct {
-	ID      any    `json:"id"`
-	Error   *Error `json:"error"`
-	JSONRPC string `json:"jsonrpc"`
-}
-
-// appendResult frames a result answer around body without decoding it again:
-// jsonrpc2.Conn.SendResponse would re-encode (and so re-scan) the result
-// twice more, which for a listSessions answer over thousands of sessions
-// costs more than building it.
-func appendResult(id jsonrpc2.ID, body []byte) ([]byte, error) {
-	return appendResultWith(id, make([]byte, 0, len(body)+60), func(dst []byte) ([]byte, error) {
-		return append(dst, body...), nil
-	})
-}
-
-// appendResultWith appends a result answer to msg, the result's JSON
-// written by appendBody.
-func appendResultWith(id jsonrpc2.ID, msg []byte, appendBody func([]byte) ([]byte, error)) ([]byte, error) {
-	idJSON, err := id.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	msg = append(msg, `{"id":`...)
-	msg = append(msg, idJSON...)
-	msg = append(msg, `,"result":`...)
-	if msg, err = appendBody(msg); err != nil {
-		return nil, err
-	}
-	msg = append(msg, `,"jsonrpc":"2.0"}`...)
-	return msg, nil
-}
-
-// msgBufs holds answer buffers for results that encode themselves; one
-// larger than maxPooledMsg is left to the collector.
-var msgBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxPooledMsg = 16 << 20
-
-// call runs one method, turning a panic into -32603 so the server keeps going.
-func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
-	if m == nil {
-		return nil, methodNotFound(req.Method)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
-		}
-	}()
-	return m.call(ctx, h.s, req.Params)
-}
-
-// wireErr turns any error into the JSON-RPC error to answer with.
-func wireErr(ctx context.Context, err error) *Error {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err())) {
-		return newError(CodeRequestCancelled, "request cancelled", nil)
-	}
-	if we := toWireError(err); we != nil {
-		return we.(*Error)
-	}
-	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
-}
-
-func lookup(name string) *Method {
-	for i := range Methods {
-		if Methods[i].Name == name {
-			return &Methods[i]
-		}
-	}
-	return nil
-}
-
-func methodNotFound(name string) *Error {
-	names := make([]string, len(Methods))
-	best, bestDist := "", 4
-	for i, m := range Methods {
-		names[i] = m.Name
-		// A name far longer than any method is no near miss, and the edit
-		// distance costs its length times theirs.
-		if len(name) > len(m.Name)+bestDist {
-			continue
-		}
-		d := editDistance(strings.ToLower(name), strings.ToLower(m.Name))
-		if d < bestDist {
-			best, bestDist = m.Name, d
-		}
-	}
-	sort.Strings(names)
-	msg := fmt.Sprintf("method %q not found", clipString(name, maxEcho))
-	if best != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", best)
-	} else {
-		msg += " (methods: " + strings.Join(names, ", ") + ")"
-	}
-	return newError(CodeMethodNotFound, msg, nil)
-}
-
-// ordered marks m as a method whose answer a client may rebuild its view
-// of the sessions from.
-func ordered(m Method) Method {
-	m.ordered = true
-	return m
-}
-
-// acts marks m as a method that changes the state dir.
-func acts(m Method) Method {
-	m.acts = true
-	return m
-}
-
-// method builds a table entry: it decodes the params strictly into a P and
-// calls f.
-func method[P, R any](name, summary string, errs []ErrorCode, f func(*Server, context.Context, *P) (*R, error)) Method {
-	return Method{
-		Name:    name,
-		Summary: summary,
-		Params:  reflect.TypeFor[P](),
-		Result:  reflect.TypeFor[R](),
-		Errors:  errs,
-		call: func(ctx context.Context, s *Server, raw *json.RawMessage) (any, error) {
-			p := new(P)
-			if err := decodeParams(raw, p); err != nil {
-				return nil, err
-			}
-			return f(s, ctx, p)
-		},
-	}
-}
-
-// millis gives d in milliseconds to the microsecond, as the log shows it.
-func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 // slogPrintf lets jsonrpc2 log through slog.
 type slogPrintf struct{ log *slog.Logger }
 
 func (l slogPrintf) Printf(format string, args ...any) {
 	l.log.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
-}
-
-// The methods.
-
-// resolveIDs resolves each id the client sent in field (ids or unique
-// prefixes) to a session id, dropping repeats; see Engine.ResolveID.
-func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
-	out, i, err := s.engine.ResolveIDs(ids)
-	if err != nil {
-		return nil, idError(fmt.Sprintf("%s[%d]", field, i), err)
-	}
-	return out, nil
-}
-
-// resolveID resolves the id or unique prefix the client sent in field.
-func (s *Server) resolveID(field, id string) (string, error) {
-	full, err := s.engine.ResolveID(id)
-	if err != nil {
-		return "", idError(field, err)
-	}
-	return full, nil
-}
-
-// idError answers an id that names no one session: -32602 naming field for
-// an invalid id or an ambiguous prefix (with the sessions it matches in
-// data), the engine's own error (-32001, -32002) otherwise.
-func idError(field string, err error) error {
-	var ae *sessionlocks.AmbiguousIDError
-	var ide *sessionlocks.IDError
-	switch {
-	case errors.As(err, &ae):
-		e := paramsError(field, "%s", ae.Error())
-		e.SetError(ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count})
-		return e
-	case errors.As(err, &ide):
-		return paramsError(field, "%s", ide.Error())
-	}
-	return err
-}
-
-func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*ListSessionsResult, error) {
-	if p.Limit != nil && *p.Limit < 0 {
-		return nil, paramsError("limit", "must not be negative, got %d", *p.Limit)
-	}
-	if p.Offset < 0 {
-		return nil, paramsError("offset", "must not be negative, got %d", p.Offset)
-	}
-	ids, err := s.resolveIDs("ids", p.IDs)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.awaitBaseline(ctx); err != nil {
-		return nil, err
-	}
-	var sessions []sessionlocks.Session
-	if len(ids) > 0 {
-		sessions, err = s.engine.Sessions(ctx, ids)
-		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
-	} else {
-		sessions, err = s.engine.ListShared(ctx) // read only, here and in appendList
-	}
-	if err != nil {
-		return nil, err
-	}
-	listed := len(sessions) // before filtering: the answer covers the whole state dir only if none is dropped
-	if p.IncludeFree != nil && !*p.IncludeFree {
-		var kept []sessionlocks.Session
-		for _, ss := range sessions {
-			if ss.State != sessionlocks.StateFree {
-				kept = append(kept, ss)
-			}
-		}
-		sessions = kept
-	}
-	total := len(sessions)
-	whole := len(ids) == 0 && total == listed && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
-	sessions = sessions[min(p.Offset, total):]
-	if p.Limit != nil && *p.Limit < len(sessions) {
-		sessions = sessions[:*p.Limit]
-	}
-	stateDir := s.engine.StateDir()
-	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
-		return s.sessions.appendList(dst, stateDir, total, sessions, whole, p.Since)
-	}}, nil
-}
-
-func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
-	id, err := s.resolveID("sessionId", p.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	ss, err := s.engine.Session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	// A refusal the user asks about later is found in the log.
-	logVerdicts(s.log, "canResume", ss)
-	return wireCanResume(ss, time.Now()), nil
-}
-
-func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*ReclaimStaleResult, error) {
-	ids, err := s.resolveIDs("sessionIds", p.SessionIDs)
-	if err != nil {
-		return nil, err
-	}
-	if !p.DryRun {
-		if err := s.awaitWatched(ctx); err != nil {
-			return nil, err
-		}
-	}
-	// Absent selects every session; an empty list (an IDE whose selection
-	// filtered down to nothing) selects none.
-	r, err := s.engine.Reclaim(ctx, sessionlocks.ReclaimOptions{IDs: ids, All: p.SessionIDs == nil, DryRun: p.DryRun})
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range r.Failed {
-		s.log.Warn("could not reclaim a stale lock", "session", f.Holder.SessionID, "lock", f.Holder.LockFile, "error", f.Err)
-	}
-	if n := len(r.Reclaimed); n > 0 && !p.DryRun {
-		s.log.Info("reclaimed stale locks", "count", n)
-	}
-	return wireReclaim(r), nil
-}
-
-var pid = os.Getpid()
-
-// maxGrace bounds forceResume's graceMs: a caller asking for longer than
-// ten minutes has made a mistake, and the request would hold the session.
-const maxGrace = 10 * time.Minute
-
-func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceResumeResult, error) {
-	if err := sessionlocks.ValidateID(p.SessionID); err != nil {
-		return nil, idError("sessionId", err)
-	}
-	grace := 3 * time.Second
-	if p.GraceMs != nil {
-		// Compared as milliseconds: converted first, a huge value would
-		// overflow a Duration and pass.
-		if *p.GraceMs < 0 || int64(*p.GraceMs) > maxGrace.Milliseconds() {
-			return nil, paramsError("graceMs", "must be between 0 and %d (ten minutes), got %d", maxGrace.Milliseconds(), *p.GraceMs)
-		}
-		grace = time.Duration(*p.GraceMs) * time.Millisecond
-	}
-	if p.Kill && !p.Terminate {
-		return nil, paramsError("kill", "only with terminate: SIGKILL follows a SIGTERM that did not stop the process")
-	}
-	if p.Expect != "" && !sessionlocks.ValidToken(p.Expect) {
-		return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is), got %q", clipString(p.Expect, 40))
-	}
-	// A prefix is resolved once, here: everything below acts on that one
-	// session, and an expect token names holders of that session only.
-	id, err := s.resolveID("sessionId", p.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.awaitWatched(ctx); err != nil {
-		return nil, err
-	}
-	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("forced resume", "session", id, "removed", len(r.Removed), "kept", len(r.Kept),
-		"signalled", r.Signalled, "exited", r.Exited, "stillRunning", r.StillRunning, "notSignalled", len(r.NotSignalled))
-	return wireForce(id, r), nil
-}
-
-func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, error) {
-	cs := s.engine.Caches().Stats()
-	st := &StatusResult{
-		Version:        version.Version,
-		GoVersion:      runtime.Version(),
-		PID:            pid,
-		StateDir:       s.engine.StateDir(),
-		StateDirExists: s.engine.StateDirExists(),
-		Watching:       s.watching.Load(),
-		UptimeMs:       time.Since(s.started).Milliseconds(),
-		SettleMs:       s.engine.Settle().Milliseconds(),
-		Cache: CacheStatus{
-			TTLMs:   cs.TTL.Milliseconds(),
-			Entries: cs.Entries,
-			Hits:    cs.Hits,
-			Misses:  cs.Misses,
-		},
-		Platform: platformOf(s.engine.Vantage()),
-	}
-	if f := s.opts.LogDropped; f != nil {
-		st.LogDropped = f()
-	}
-	if w := s.opts.Watcher; w != nil && st.Watching {
-		st.Watch = wireWatch(w.Stats())
-	}
-	return st, nil
-}
-
-// platformOf is the status's Platform, from where the engine judges.
-func platformOf(v sessionlocks.Vantage) Platform {
-	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
-}
-
-// maxEcho bounds what an error message repeats of a name the client sent:
-// enough to recognise it, not an 8 MB echo.
-const maxEcho = 64
-
-// clipString shortens s for an error message.
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -1,5 +1,8 @@
 package rpc
 
+// Stdio: the protocol's stream over standard input and output, kept clear of
+// stray writes.
+
 import (
 	"io"
 	"os"

@@ -2,6 +2,8 @@
 
 package rpc
 
+// Stdio's hold on standard output where the descriptor cannot be moved.
+
 import "os"
 
 // takeStdout keeps os.Stdout for the protocol; Stdio points os.Stdout at

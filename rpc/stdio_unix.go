@@ -2,6 +2,8 @@
 
 package rpc
 
+// Stdio's hold on standard output on Unix: descriptor 1 moved aside.
+
 import (
 	"os"
 

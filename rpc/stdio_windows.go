@@ -1,5 +1,8 @@
 package rpc
 
+// Stdio's hold on standard output on Windows: the standard output handle
+// moved aside.
+
 import (
 	"os"
 

@@ -165,6 +165,9 @@ async function goPhase() {
   const text = opt['go-bench'] ? readFileSync(opt['go-bench'], 'utf8') : await runGoBench({ cwd: REPO, count: cfg.goCount, echo: process.stderr });
   R.goBench = Object.fromEntries(parseGoBench(text));
   if (Object.keys(R.goBench).length === 0) throw new Error('go test -bench printed no benchmark lines');
+  // The server's layers (the answer encoder), for the Layers table.
+  const rpcText = opt['go-bench'] ? '' : await runGoBench({ cwd: REPO, pkg: './rpc/', pattern: '^BenchmarkLayers$', count: cfg.goCount, echo: process.stderr });
+  R.rpcBench = Object.fromEntries(parseGoBench(rpcText));
 }
 
 // probe: the peer's per-lock probe, in Node as the IDE runs it.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/syncbuf"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 	"github.com/copilot-ide/sessionlocks/watch"
 )
@@ -288,7 +289,7 @@ func serveHuge(t testing.TB, size int64) (uint64, []byte) {
 	head := frame(`{"jsonrpc":"2.0","id":1,"method":"status"}`) + fmt.Sprintf("Content-Length: %d\r\n\r\n", size)
 	tail := frame(`{"jsonrpc":"2.0","id":2,"method":"status"}`)
 	in := io.MultiReader(strings.NewReader(head), &junk{n: size}, strings.NewReader(tail))
-	var out syncBuffer
+	var out syncbuf.Buffer
 	opts := Options{Engine: engineFor(t.TempDir()), Logger: discardLog}
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -317,23 +318,6 @@ func (j *junk) Read(p []byte) (int, error) {
 }
 
 func frame(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) Close() error { return nil }
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
 
 // TestListingAtOnceWithAWatcher: a listSessions sent the moment the server
 // starts, while its watcher is still setting up, is answered in full (it
@@ -703,7 +687,7 @@ func TestStreamFramingDetection(t *testing.T) {
 		{frame(`{"jsonrpc":"2.0","id":1,"method":"status"}`), FramingHeader},
 		{"\n\ncontent-length: 42\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\"}", FramingHeader},
 	} {
-		s := NewStream(ReadWriteCloser(io.NopCloser(strings.NewReader(c.in)), &syncBuffer{}), StreamOptions{Logger: discardLog})
+		s := NewStream(ReadWriteCloser(io.NopCloser(strings.NewReader(c.in)), &syncbuf.Buffer{}), StreamOptions{Logger: discardLog})
 		var v json.RawMessage
 		s.ReadObject(&v)
 		if got := s.Framing(); got != c.want {
@@ -726,7 +710,7 @@ func TestStreamHeaderLimit(t *testing.T) {
 // find out why a listing was slow, and a listSessions answer is encoded
 // after its call returns, so the log must give both halves.
 func TestDebugLogTimesCallAndEncoding(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	opts := Options{
 		Engine: engineFor(makeState(t, 200, nil)),
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

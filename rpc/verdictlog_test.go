@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/copilot-ide/sessionlocks/internal/syncbuf"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 	"github.com/copilot-ide/sessionlocks/watch"
 )
 
-func logTo(b *syncBuffer) *slog.Logger {
+func logTo(b *syncbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
@@ -37,7 +38,7 @@ func TestCanResumeLogsItsVerdicts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeSession(t, dir, "s", c.pids)
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			cl := connect(t, Options{Engine: engineFor(dir), Logger: logTo(&logs)}, ClientOptions{})
 			if err := cl.Call(context.Background(), MethodCanResume, map[string]string{"sessionId": "s"}, nil); err != nil {
 				t.Fatal(err)
@@ -72,7 +73,7 @@ func TestVerdictLogChanges(t *testing.T) {
 		}
 		return sessionlocks.Session{ID: id, State: st, Holders: []sessionlocks.Holder{{SessionID: id, PID: 42, Verdict: v, Reason: r}}}
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	vl := verdictLog{log: logTo(&logs)}
 	count := func() int { return strings.Count(string(logs.Bytes()), "\n") }
 	for _, step := range []struct {

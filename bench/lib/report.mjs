@@ -375,6 +375,37 @@ export function render(R) {
     ])));
   }
 
+  // Each listing layer at 1,000 sessions (the IDE's real size) beside what it replaces.
+  const layer = (name) => goFind(R.goBench, new RegExp(`^Layers/${name}$`, 'i')) ?? goFind(R.rpcBench, new RegExp(`^Layers/${name}$`, 'i'));
+  const layerRows = [];
+  const addLayer = (what, without, withIt, wNote, note) => {
+    const a = layer(without);
+    const b = layer(withIt);
+    if (!a || !b) return;
+    const ta = nsToMs(metricMedian(a, 'ns/op'));
+    const tb = nsToMs(metricMedian(b, 'ns/op'));
+    layerRows.push([what, `${fmtMs(ta)} (${Math.round(metricMedian(a, 'allocs/op'))} allocs)`, `${fmtMs(tb)} (${Math.round(metricMedian(b, 'allocs/op'))} allocs)`, fmtRatio(ta / tb), wNote ?? note ?? '']);
+  };
+  addLayer('watched trust (no stat per session)', 'trust=stat', 'trust=watched', 'a listing with the kept listing out of play');
+  addLayer('kept listing', 'trust=watched', 'kept=yes', 'no event since the last listing');
+  addLayer('getdents reader', 'readdir=os', 'readdir=native', 'the state dir and every session dir, read');
+  addLayer('flat workspace.yaml reader', 'yaml=library', 'yaml=flat', 'the state dir\'s names: a quarter single-quoted, some double-quoted');
+  addLayer('hand-written answer encoder', 'encode=json', 'encode=hand-fresh', 'a listing\'s whole answer, encoded with nothing cached');
+  addLayer('each session\'s JSON kept', 'encode=hand-fresh', 'encode=hand', 'the same answer again, sessions unchanged');
+  const l1000 = R.listing?.find((r) => r.count === 1000)?.summary;
+  if (l1000 && !Number.isNaN(l1000.warmWhole)) {
+    layerRows.push(['deltas (`since`)', fmtMs(l1000.warmWhole), fmtMs(l1000.warm), fmtRatio(l1000.warmWhole / l1000.warm), 'warm round trip through the Node client (Listing sessions)']);
+  }
+  if (layerRows.length) {
+    md.push('');
+    md.push('## Layers: what each pays at 1,000 sessions');
+    md.push('');
+    md.push('Each layer a listing goes through, measured at the IDE\'s real size beside what it replaces (`BenchmarkLayers` in');
+    md.push('sessionlocks and rpc, medians); a layer stays only where it pays here.');
+    md.push('');
+    md.push(table(['layer', 'without', 'with', 'pays', 'measured'], layerRows, 'lrrrl'));
+  }
+
   md.push('');
   md.push('## Reproduce');
   md.push('');

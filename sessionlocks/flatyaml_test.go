@@ -133,3 +133,26 @@ func TestSortSessions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseMetadata is one workspace.yaml as each CLI version writes
+// its name: the per-file share of a cold listing.
+func BenchmarkParseMetadata(b *testing.B) {
+	const head = "id: 0f8fad5b-d9cb-469f-a165-70867728950e\ncwd: /home/dev/src/project-7\nclient_name: cli\n"
+	const tail = "user_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-21T10:00:00.123Z\n"
+	for _, tc := range []struct{ name, line string }{
+		{"plain", "name: Refactor the parser 12\n"},
+		{"single-quoted", "name: 'fix: the parser (session 12)'\n"},
+		{"single-quoted-doubled", "name: 'don''t: retry the parser (session 12)'\n"},
+		{"double-quoted", `name: "fix: the \"parser\" (session 12)"` + "\n"},
+	} {
+		in := []byte(head + tc.line + tail)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if m, err := parseMetadata(in); err != nil || m.Name == "" {
+					b.Fatal(m, err)
+				}
+			}
+		})
+	}
+}

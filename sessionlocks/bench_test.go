@@ -91,29 +91,23 @@ func BenchmarkList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		sd := b.TempDir()
 		mix := genStateDir(b, sd, n, false)
-		b.Run(fmt.Sprintf("sessions=%d/cold", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				e := New(Options{StateDir: sd, Logger: quiet})
-				ss, err := e.List(context.Background())
-				if err != nil || len(ss) != n {
-					b.Fatalf("%d sessions, %v", len(ss), err)
-				}
-			}
-		})
-		if n == 1000 {
-			qd := b.TempDir()
-			genStateDir(b, qd, n, true)
-			b.Run(fmt.Sprintf("sessions=%d/cold-quoted", n), func(b *testing.B) {
+		cold := func(dir string) func(*testing.B) {
+			return func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					e := New(Options{StateDir: qd, Logger: quiet})
+					e := New(Options{StateDir: dir, Logger: quiet})
 					ss, err := e.List(context.Background())
 					if err != nil || len(ss) != n {
 						b.Fatalf("%d sessions, %v", len(ss), err)
 					}
 				}
-			})
+			}
+		}
+		b.Run(fmt.Sprintf("sessions=%d/cold", n), cold(sd))
+		if n == 1000 {
+			qd := b.TempDir()
+			genStateDir(b, qd, n, true)
+			b.Run(fmt.Sprintf("sessions=%d/cold-quoted", n), cold(qd))
 		}
 		b.Run(fmt.Sprintf("sessions=%d/cached", n), func(b *testing.B) {
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { lineChart } from './lib/chart.mjs';
 import { metricMedian, parseGoBench } from './lib/gobench.mjs';
 import { cleanup, liveChildren, tempDir } from './lib/procs.mjs';
-import { buildFakeCLI, generate, mixFor } from './lib/statedir.mjs';
+import { buildFakeCLI, generate, mixFor, nameLine } from './lib/statedir.mjs';
 import { median, quantile, ratios } from './lib/stats.mjs';
 import { isAlive, listSessionLocks } from './peer/sessionLocks.mjs';
 
@@ -81,6 +81,18 @@ test('mixFor keeps half the locks on live pids and caps live holders', () => {
   }
   assert.deepEqual(mixFor(10000).live, 32);
   assert.deepEqual(mixFor(5, { liveCap: 0 }).live, 0);
+});
+
+test('nameLine quotes a quarter of the names singly and one in twenty doubly, as the CLI would', () => {
+  const lines = Array.from({ length: 1000 }, (_, i) => nameLine(i));
+  const single = lines.filter((l) => l.line.startsWith("name: '"));
+  const double = lines.filter((l) => l.line.startsWith('name: "'));
+  assert.equal(single.length, 250);
+  assert.equal(double.length, 50);
+  assert.ok(single.some((l) => l.line.includes("''")));
+  for (const l of single) assert.equal(l.line.slice(7, -1).replaceAll("''", "'"), l.name);
+  for (const l of double) assert.equal(JSON.parse(l.line.slice(6)), l.name);
+  for (const l of lines) if (!single.includes(l) && !double.includes(l)) assert.equal(l.line, `name: ${l.name}`);
 });
 
 test('parseGoBench reads the benchstat format', () => {

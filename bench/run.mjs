@@ -337,14 +337,16 @@ async function changedMedian(side, sd) {
 /** checkAnswers compares both tools' answers with what the generator planted. */
 function checkAnswers(sd, peer, coldResult, warmResult) {
   const check = { total: sd.sessions.length, oursCold: 0, oursWarm: 0, peer: 0, peerFooled: 0, oursWrong: [] };
-  const stateOf = (res) => new Map(res.sessions.map((s) => [s.id, s.state]));
+  // A session is right when its state and its name (plain or quoted in workspace.yaml) are.
+  const stateOf = (res) => new Map(res.sessions.map((s) => [s.id, `${s.state} ${s.name}`]));
   const cold = stateOf(coldResult);
   const warm = stateOf(warmResult);
   const peerInUse = new Map(peer.map((p) => [p.id, p.inUse]));
   for (const s of sd.sessions) {
-    if (cold.get(s.id) === s.expect) check.oursCold++;
-    else if (check.oursWrong.length < 5) check.oursWrong.push(`${s.kind} ${s.id}: expected ${s.expect}, got ${cold.get(s.id)}`);
-    if (warm.get(s.id) === s.expect) check.oursWarm++;
+    const want = `${s.expect} ${s.name}`;
+    if (cold.get(s.id) === want) check.oursCold++;
+    else if (check.oursWrong.length < 5) check.oursWrong.push(`${s.kind} ${s.id}: expected ${want}, got ${cold.get(s.id)}`);
+    if (warm.get(s.id) === want) check.oursWarm++;
     if (peerInUse.get(s.id) === (s.expect === 'inUse')) check.peer++;
     else if (s.kind === 'reused') check.peerFooled++;
   }

@@ -85,20 +85,30 @@ func BenchmarkPSSpawn(b *testing.B) {
 // old-format locks, reused pids and unverified holders. "cold" is a new
 // engine each time (no cache; the OS page cache is warm, as it is for an IDE
 // that has the directory open), "cached" a warm engine within its TTL.
+// "cold-quoted" is the cold listing of a state dir whose names are quoted as
+// the real CLI quotes them (see benchName).
 func BenchmarkList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		sd := b.TempDir()
-		mix := genStateDir(b, sd, n)
-		b.Run(fmt.Sprintf("sessions=%d/cold", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				e := New(Options{StateDir: sd, Logger: quiet})
-				ss, err := e.List(context.Background())
-				if err != nil || len(ss) != n {
-					b.Fatalf("%d sessions, %v", len(ss), err)
+		mix := genStateDir(b, sd, n, false)
+		cold := func(dir string) func(*testing.B) {
+			return func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					e := New(Options{StateDir: dir, Logger: quiet})
+					ss, err := e.List(context.Background())
+					if err != nil || len(ss) != n {
+						b.Fatalf("%d sessions, %v", len(ss), err)
+					}
 				}
 			}
-		})
+		}
+		b.Run(fmt.Sprintf("sessions=%d/cold", n), cold(sd))
+		if n == 1000 {
+			qd := b.TempDir()
+			genStateDir(b, qd, n, true)
+			b.Run(fmt.Sprintf("sessions=%d/cold-quoted", n), cold(qd))
+		}
 		b.Run(fmt.Sprintf("sessions=%d/cached", n), func(b *testing.B) {
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
 			e.List(context.Background())
@@ -144,9 +154,27 @@ func BenchmarkList(b *testing.B) {
 	}
 }
 
+// benchName is session i's name line. With quoted, it is styled as the real
+// CLI writes names that need quoting: a quarter single-quoted (1.0.65 and
+// later; some with a quote doubled inside), one in twenty double-quoted with escapes
+// (1.0.45), the rest plain.
+func benchName(i int, quoted bool) string {
+	switch {
+	case !quoted || i%4 != 1 && i%20 != 3:
+		return fmt.Sprintf("name: Refactor the parser %d\n", i)
+	case i%4 == 1 && i%8 == 5:
+		return fmt.Sprintf("name: 'don''t: retry the parser (session %d)'\n", i)
+	case i%4 == 1:
+		return fmt.Sprintf("name: 'fix: the parser (session %d)'\n", i)
+	default:
+		return fmt.Sprintf("name: \"fix: the \\\"parser\\\" (session %d)\"\n", i)
+	}
+}
+
 // genStateDir writes n sessions in the real CLI's layout, 10% of them locked,
-// and returns how many holders of each verdict/reason it made.
-func genStateDir(b *testing.B, sd string, n int) map[string]int {
+// names plain or quoted (benchName), and returns how many holders of each
+// verdict/reason it made.
+func genStateDir(b *testing.B, sd string, n int, quoted bool) map[string]int {
 	b.Helper()
 	live := 20
 	sleeper := startSleeper(b)
@@ -164,7 +192,7 @@ func genStateDir(b *testing.B, sd string, n int) map[string]int {
 		os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o700)
 		os.MkdirAll(filepath.Join(dir, "files"), 0o700)
 		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)
-		yaml := fmt.Sprintf("id: %s\ncwd: /home/dev/src/project-%d\nclient_name: cli\nname: Refactor the parser %d\nuser_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n", id, i%37, i, ts, ts)
+		yaml := fmt.Sprintf("id: %s\ncwd: /home/dev/src/project-%d\nclient_name: cli\n%suser_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n", id, i%37, benchName(i, quoted), ts, ts)
 		os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(yaml), 0o600)
 		os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(`{"type":"session.start"}`+"\n"), 0o600)
 		if i%10 == 0 {

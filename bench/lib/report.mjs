@@ -115,6 +115,14 @@ export function render(R) {
     goals.push(['engine scan of 10,000 sessions <= 100 ms cold, <= 10 ms cached (issue 2, `BenchmarkList`)', text, c <= 100 && Math.min(w, t) <= 10]);
   }
 
+  const listPlain = goFind(R.goBench, /^List\/sessions=1000\/cold$/i);
+  const listQuoted = goFind(R.goBench, /^List\/sessions=1000\/cold-quoted$/i);
+  if (listPlain && listQuoted) {
+    const p = nsToMs(metricMedian(listPlain, 'ns/op'));
+    const q = nsToMs(metricMedian(listQuoted, 'ns/op'));
+    goals.push(['engine scan of 1,000 sessions with quoted names (as the CLI quotes them) within 10% of plain names, cold (issue 18)', `${fmtMs(q)} vs ${fmtMs(p)} (${q >= p ? '+' : ''}${((q / p - 1) * 100).toFixed(1)}%)`, q <= p * 1.1]);
+  }
+
   // Listing.
   let svg = null;
   if (R.listing?.length) {

@@ -93,6 +93,23 @@ export function startSleeper() {
 }
 
 /**
+ * nameLine is session i's name as the real CLI writes it: names that need
+ * quoting are single-quoted by 1.0.65 and later (a quote inside doubled),
+ * double-quoted with escapes by 1.0.45. About one in four is single-quoted
+ * (half of those with a doubled quote), one in twenty double-quoted, the
+ * rest plain, so that the sidecar's reader meets every style. It returns
+ * the line and the name a reader must make of it.
+ */
+export function nameLine(i) {
+  if (i % 4 === 1) {
+    if (i % 8 === 5) return { line: `name: 'don''t: retry the flaky test (session ${i})'`, name: `don't: retry the flaky test (session ${i})` };
+    return { line: `name: 'fix: the flaky test (session ${i})'`, name: `fix: the flaky test (session ${i})` };
+  }
+  if (i % 20 === 3) return { line: `name: "fix: the \\"flaky\\" test (session ${i})"`, name: `fix: the "flaky" test (session ${i})` };
+  return { line: `name: Fix the flaky test (session ${i})`, name: `Fix the flaky test (session ${i})` };
+}
+
+/**
  * writeSession writes one session directory with its metadata and the
  * subdirectories the CLI makes, the directory's and workspace.yaml's mtimes
  * at updatedAt: on a real machine an idle session's directory was last
@@ -106,7 +123,7 @@ export function writeSession(stateDir, id, i, updatedAt) {
   const created = new Date(updatedAt.getTime() - 3600_000).toISOString();
   writeFileSync(
     join(dir, 'workspace.yaml'),
-    `id: ${id}\ncwd: /home/dev/src/project-${i % 37}\nclient_name: copilot-cli\nname: Fix the flaky test (session ${i})\n` +
+    `id: ${id}\ncwd: /home/dev/src/project-${i % 37}\nclient_name: copilot-cli\n${nameLine(i).line}\n` +
       `user_named: false\nsummary_count: ${i % 3}\nfork_count: 0\ncreated_at: ${created}\nupdated_at: ${updatedAt.toISOString()}\n`,
   );
   writeFileSync(
@@ -219,7 +236,7 @@ export async function generate({ count, copilotBin, lockedFraction = 0.1, liveCa
   for (let i = 0; i < count; i++) {
     const id = randomUUID();
     const updatedAt = new Date(base - Math.floor(Math.random() * 30 * 86400_000));
-    sessions.push({ id, dir: writeSession(stateDir, id, i, updatedAt), kind: 'free', expect: 'free' });
+    sessions.push({ id, dir: writeSession(stateDir, id, i, updatedAt), name: nameLine(i).name, kind: 'free', expect: 'free' });
   }
   // Which sessions get which locks: a random subset, so that locked sessions
   // are spread through the directory order.

@@ -17,7 +17,7 @@ import (
 func BenchmarkLayers(b *testing.B) {
 	const n = 1000
 	sd := b.TempDir()
-	genStateDir(b, sd, n)
+	genStateDir(b, sd, n, true) // names as the real CLI writes them, some quoted
 	ctx := context.Background()
 	list := func(b *testing.B, e *Engine, before func()) {
 		b.Helper()

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { lineChart } from './lib/chart.mjs';
 import { metricMedian, parseGoBench } from './lib/gobench.mjs';
 import { cleanup, liveChildren, tempDir } from './lib/procs.mjs';
+import { Sidecar } from './lib/sidecar.mjs';
 import { buildFakeCLI, generate, mixFor, nameLine } from './lib/statedir.mjs';
 import { median, quantile, ratios } from './lib/stats.mjs';
 import { isAlive, listSessionLocks } from './peer/sessionLocks.mjs';
@@ -36,6 +37,21 @@ describe('peer and generator on real processes', () => {
     for (const s of kinds.live) {
       assert.ok(existsSync(join(s.dir, `inuse.${s.pids[0]}.lock`)));
       assert.equal(existsSync(join(s.dir, `inuse.${s.pids[0]}.hold`)), !sd.holders.find((h) => h.pid === s.pids[0]).old);
+    }
+  });
+
+  // The listing table's "ours agrees with the planted truth" row rests on this: a fake CLI
+  // the sidecar does not recognise (one merely named copilot) reads unknown, not inUse.
+  test('the sidecar calls every planted session what the generator expects', async () => {
+    await sd.settled(); // young locks read starting, which proves nothing about recognition
+    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: tempDir('slbench-log-') });
+    try {
+      const res = await side.send('listSessions', {});
+      const got = new Map(res.sessions.map((s) => [s.id, s.state]));
+      const wrong = sd.sessions.filter((s) => got.get(s.id) !== s.expect).map((s) => `${s.kind}${s.pids?.length ? ` pid ${s.pids[0]}` : ''}: ${got.get(s.id)}, expected ${s.expect}`);
+      assert.deepEqual(wrong, []);
+    } finally {
+      await side.close();
     }
   });
 

@@ -30,9 +30,15 @@ export const REPO = new URL('../../', import.meta.url).pathname.replace(/\/$/, '
 /** The settle window the sidecar uses by default: younger live locks are "starting", not hold-probed. */
 export const SETTLE_MS = 5000;
 
-/** buildFakeCLI builds internal/fakecli/copilot into dir and returns its path. */
+/**
+ * buildFakeCLI builds internal/fakecli/copilot into dir where npm puts the real CLI's native binary
+ * (node_modules/@github/copilot-<os>-<arch>/copilot), which is how the sidecar recognises it: a program
+ * merely named copilot may be AWS's. It returns the path.
+ */
 export async function buildFakeCLI(dir) {
-  const out = join(dir, 'copilot');
+  const pkg = join(dir, 'node_modules', '@github', `copilot-${process.platform}-${process.arch}`);
+  mkdirSync(pkg, { recursive: true });
+  const out = join(pkg, process.platform === 'win32' ? 'copilot.exe' : 'copilot');
   await run('go', ['build', '-o', out, './internal/fakecli/copilot'], { cwd: REPO });
   return out;
 }

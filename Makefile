@@ -9,6 +9,9 @@ ifndef VERSION
 VERSION := $(shell node -e 'process.stdout.write(require("./npm/sessionlocks/version.js").npmVersion(process.argv[1]))' \
   "$$(git describe --tags --always --dirty 2>/dev/null || echo dev)")
 endif
+ifeq ($(strip $(VERSION)),)
+$(error VERSION came out empty: node (a prerequisite, see README) maps git describe to it; or pass VERSION=x.y.z)
+endif
 LDFLAGS   := -X github.com/copilot-ide/sessionlocks/internal/version.Version=$(VERSION)
 # Release builds are reproducible: no cgo, no file paths (-trimpath), no VCS stamp (a build from a source archive
 # has none to add). `make reproducible` checks it.

@@ -144,7 +144,7 @@ func (s *Server) awaitWatcher(ctx context.Context, ready <-chan struct{}) error 
 
 // NewServer returns a server; it serves nothing until Serve.
 func NewServer(opts Options) *Server {
-	if opts.Engine == nil {
+	if e, ok := opts.Engine.(*sessionlocks.Engine); opts.Engine == nil || ok && e == nil {
 		panic("rpc.NewServer: Options.Engine is nil")
 	}
 	if opts.Logger == nil {

@@ -346,7 +346,8 @@ export function render(R) {
       const cr = L(where, 'ServeManyDeadLocks/canResume');
       const rc = L(where, 'ServeManyDeadLocks/reclaimStale');
       const fl = L(where, 'ServeManyDeadLocks/unlink-floor');
-      if (cr) rows.push([`\`canResume\`, 100,000 dead locks (${where})`, fmtMs(ms(cr)), `${mib(cr).toFixed(1)} MiB`, '']);
+      const sf = L(where, 'ServeManyDeadLocks/stat-floor');
+      if (cr) rows.push([`\`canResume\`, 100,000 dead locks (${where})`, fmtMs(ms(cr)), `${mib(cr).toFixed(1)} MiB`, sf ? `the file system's own floor: ${fmtMs(ms(sf))} to list and lstat them (${fmtRatio(ms(cr) / ms(sf))} of it)` : '']);
       if (rc) rows.push([`\`reclaimStale\`, 100,000 dead locks (${where})`, fmtMs(ms(rc)), `${mib(rc).toFixed(1)} MiB`, fl ? `the file system's own floor: ${fmtMs(ms(fl))} to unlink them (${fmtRatio(ms(rc) / ms(fl))} of it)` : '']);
     }
     md.push(table(['case', 'time', 'server peak RSS', ''], rows, 'lrrl'));

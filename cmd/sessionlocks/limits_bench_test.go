@@ -97,7 +97,8 @@ func settled(b *testing.B, pid int, progress func() int64) {
 // BenchmarkServeManyDeadLocks is one session holding 100,000 dead locks
 // (years of crashes, or a hostile machine), through the binary: canResume
 // (goal <= 200 ms) and reclaimStale (goal <= 2 s), each with the server's
-// peak RSS (goal <= 64 MiB). The locks are synced to disk before each
+// peak RSS (goal <= 64 MiB). stat-floor is what listing the directory and
+// one lstat per file cost with nothing else. The locks are synced to disk before each
 // reclaim, as locks left over years are. unlink-floor is what unlinking
 // the same synced files costs with nothing else, one os.Remove each: the
 // file system's part of any reclaim on this machine.
@@ -149,6 +150,21 @@ func BenchmarkServeManyDeadLocks(b *testing.B) {
 			}
 		}
 		b.ReportMetric(stop(cmd, c), "peak-MiB")
+	})
+	b.Run("stat-floor", func(b *testing.B) {
+		// What reading the directory and one lstat per file cost with
+		// nothing else: the file system's part of any judgement of it.
+		for b.Loop() {
+			names, err := os.ReadDir(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, de := range names {
+				if _, err := os.Lstat(filepath.Join(dir, de.Name())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	})
 	b.Run("reclaimStale", func(b *testing.B) {
 		var peak float64

@@ -347,7 +347,7 @@ export function render(R) {
       const rc = L(where, 'ServeManyDeadLocks/reclaimStale');
       const fl = L(where, 'ServeManyDeadLocks/unlink-floor');
       const sf = L(where, 'ServeManyDeadLocks/stat-floor');
-      if (cr) rows.push([`\`canResume\`, 100,000 dead locks (${where})`, fmtMs(ms(cr)), `${mib(cr).toFixed(1)} MiB`, sf ? `the file system's own floor: ${fmtMs(ms(sf))} to list and lstat them (${fmtRatio(ms(cr) / ms(sf))} of it)` : '']);
+      if (cr) rows.push([`\`canResume\`, 100,000 dead locks (${where})`, fmtMs(ms(cr)), `${mib(cr).toFixed(1)} MiB`, sf ? `os.ReadDir and an os.Lstat per file, one goroutine, nothing judged: ${fmtMs(ms(sf))}` : '']);
       if (rc) rows.push([`\`reclaimStale\`, 100,000 dead locks (${where})`, fmtMs(ms(rc)), `${mib(rc).toFixed(1)} MiB`, fl ? `the file system's own floor: ${fmtMs(ms(fl))} to unlink them (${fmtRatio(ms(rc) / ms(fl))} of it)` : '']);
     }
     md.push(table(['case', 'time', 'server peak RSS', ''], rows, 'lrrl'));

@@ -34,18 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(f())
 	}
-	dir, err := os.MkdirTemp("", "sessionlocks-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if fakeCLI, err = testbin.FakeCLI(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testbin.RunWithFakeCLI(m, &fakeCLI))
 }
 
 // helperEnv names a role the test binary plays when re-executed (see

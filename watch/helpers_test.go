@@ -39,18 +39,7 @@ func TestMain(m *testing.M) {
 		// that needs no fake CLI.
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "watch-fakecli-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if fakeCLI, err = testbin.FakeCLI(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testbin.RunWithFakeCLI(m, &fakeCLI))
 }
 
 // recorder applies every Change to a view of the sessions, as the IDE would.

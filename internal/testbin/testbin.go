@@ -62,3 +62,20 @@ func Sidecar(dir string) (string, error) {
 	path := filepath.Join(dir, Exe("sessionlocks"))
 	return path, Build(path, "cmd/sessionlocks")
 }
+
+// RunWithFakeCLI is a TestMain's body for tests that run the fake CLI: it
+// builds it into a temporary directory, sets *path, runs m, removes the
+// directory and returns m's exit code (1 if the build failed).
+func RunWithFakeCLI(m interface{ Run() int }, path *string) int {
+	dir, err := os.MkdirTemp("", "sessionlocks-fakecli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if *path, err = FakeCLI(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building the fake CLI:", err)
+		return 1
+	}
+	return m.Run()
+}

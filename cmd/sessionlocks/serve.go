@@ -97,6 +97,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	defer sink.Close(logFlushWait)
 	slog.SetDefault(log)
 
+	relaxStartupGC()
 	engine, err := ef.engine(log)
 	if err != nil {
 		log.Error(err.Error())

@@ -97,7 +97,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	defer sink.Close(logFlushWait)
 	slog.SetDefault(log)
 
-	relaxStartupGC()
 	engine, err := ef.engine(log)
 	if err != nil {
 		log.Error(err.Error())
@@ -127,6 +126,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			log.Warn("not watching for changes; sessionsChanged will not be sent", "error", err)
 		} else {
 			opts.Watcher = w
+			relaxStartupGC(w.Started())
 		}
 	}
 

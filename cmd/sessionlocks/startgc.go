@@ -8,22 +8,31 @@ import (
 	"time"
 )
 
-// startupGC is the collector's target percentage for the first startupGCFor
-// of serve. At start the heap is a few MiB, so the first listing (which the
-// watcher's baseline shares: every session read cold at once) would run
-// several collections, and their assists tripled the time to encode its
-// answer. Afterwards the default returns; the heap is small either way
-// (idle RSS with 1,000 sessions is the same, BenchmarkIdleRSS1000).
+// startupGC is the collector's target percentage while the watcher starts
+// (at most startupGCFor). At start the heap is a few MiB, so the first
+// listing, which the watcher's baseline shares (every session read cold at
+// once, then a watch added to each), ran several collections whose assists
+// tripled the time to encode its answer. Once the watcher has started the
+// default returns, so that memory under load stays as it was.
 const (
-	startupGC    = 400
+	startupGC    = 200
 	startupGCFor = 3 * time.Second
 )
 
-// relaxStartupGC applies startupGC, unless GOGC says otherwise.
-func relaxStartupGC() {
+// relaxStartupGC applies startupGC until started is closed or startupGCFor
+// has passed, unless GOGC says otherwise.
+func relaxStartupGC(started <-chan struct{}) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
 	old := debug.SetGCPercent(startupGC)
-	time.AfterFunc(startupGCFor, func() { debug.SetGCPercent(old) })
+	go func() {
+		t := time.NewTimer(startupGCFor)
+		defer t.Stop()
+		select {
+		case <-started:
+		case <-t.C:
+		}
+		debug.SetGCPercent(old)
+	}()
 }

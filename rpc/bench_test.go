@@ -120,10 +120,10 @@ func BenchmarkListSessions1000Engine(b *testing.B) {
 	defer cancel()
 	go opts.Watcher.Run(ctx, func(watch.Change) {})
 	waitTrusted(b, e)
-	e.List(ctx)
+	e.List(ctx, sessionlocks.ListOptions{})
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.ListShared(ctx); err != nil {
+		if _, err := e.List(ctx, sessionlocks.ListOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,16 +19,24 @@ import (
 // resolveIDs resolves each id the client sent in field (ids or unique
 // prefixes) to a session id, dropping repeats; see Engine.ResolveID.
 func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
-	out, i, err := s.engine.ResolveIDs(ids)
-	if err != nil {
-		return nil, idError(fmt.Sprintf("%s[%d]", field, i), err)
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for i, id := range ids {
+		full, err := s.engine.Resolve(id)
+		if err != nil {
+			return nil, idError(fmt.Sprintf("%s[%d]", field, i), err)
+		}
+		if !seen[full] {
+			seen[full] = true
+			out = append(out, full)
+		}
 	}
 	return out, nil
 }
 
 // resolveID resolves the id or unique prefix the client sent in field.
 func (s *Server) resolveID(field, id string) (string, error) {
-	full, err := s.engine.ResolveID(id)
+	full, err := s.engine.Resolve(id)
 	if err != nil {
 		return "", idError(field, err)
 	}
@@ -68,10 +76,10 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	}
 	var sessions []sessionlocks.Session
 	if len(ids) > 0 {
-		sessions, err = s.engine.Sessions(ctx, ids)
+		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
 		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
 	} else {
-		sessions, err = s.engine.ListShared(ctx) // read only, here and in appendList
+		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{}) // read only, here and in appendList
 	}
 	if err != nil {
 		return nil, err
@@ -92,7 +100,7 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	stateDir := s.engine.StateDir()
+	stateDir := s.engine.Status().StateDir
 	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
 		return s.sessions.appendList(dst, stateDir, total, sessions, whole, p.Since)
 	}}, nil
@@ -103,7 +111,7 @@ func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeR
 	if err != nil {
 		return nil, err
 	}
-	ss, err := s.engine.Session(ctx, id)
+	ss, err := s.engine.Judge(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -181,23 +189,24 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 }
 
 func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, error) {
-	cs := s.engine.Caches().Stats()
+	es := s.engine.Status()
+	cs := es.Cache
 	st := &StatusResult{
 		Version:        version.Version,
 		GoVersion:      runtime.Version(),
 		PID:            pid,
-		StateDir:       s.engine.StateDir(),
-		StateDirExists: s.engine.StateDirExists(),
+		StateDir:       es.StateDir,
+		StateDirExists: es.StateDirExists,
 		Watching:       s.watching.Load(),
 		UptimeMs:       time.Since(s.started).Milliseconds(),
-		SettleMs:       s.engine.Settle().Milliseconds(),
+		SettleMs:       es.Settle.Milliseconds(),
 		Cache: CacheStatus{
 			TTLMs:   cs.TTL.Milliseconds(),
 			Entries: cs.Entries,
 			Hits:    cs.Hits,
 			Misses:  cs.Misses,
 		},
-		Platform: platformOf(s.engine.Vantage()),
+		Platform: platformOf(es.Platform),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()
@@ -209,6 +218,6 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 }
 
 // platformOf is the status's Platform, from where the engine judges.
-func platformOf(v sessionlocks.Vantage) Platform {
+func platformOf(v sessionlocks.Platform) Platform {
 	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
 }

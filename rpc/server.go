@@ -21,16 +21,11 @@ import (
 
 // Engine is what the server uses of a *sessionlocks.Engine.
 type Engine interface {
-	StateDir() string
-	StateDirExists() bool
-	Settle() time.Duration
-	Caches() sessionlocks.Caches
-	Vantage() sessionlocks.Vantage
-	ResolveID(id string) (string, error)
-	ResolveIDs(ids []string) (out []string, index int, err error)
-	ListShared(ctx context.Context) ([]sessionlocks.Session, error)
-	Sessions(ctx context.Context, ids []string) ([]sessionlocks.Session, error)
-	Session(ctx context.Context, id string) (sessionlocks.Session, error)
+	Status() sessionlocks.Status
+	Resolve(id string) (string, error)
+	List(ctx context.Context, opts sessionlocks.ListOptions) ([]sessionlocks.Session, error)
+	Judge(ctx context.Context, id string) (sessionlocks.Session, error)
+	Invalidate(ids ...string)
 	Reclaim(ctx context.Context, opts sessionlocks.ReclaimOptions) (sessionlocks.ReclaimResult, error)
 	Force(ctx context.Context, id string, opts sessionlocks.ForceOptions) (sessionlocks.ForceResult, error)
 }

@@ -823,7 +823,7 @@ func TestStatusSaysWhereItJudgesFrom(t *testing.T) {
 			if err := c.Call(context.Background(), MethodStatus, nil, &st); err != nil {
 				t.Fatal(err)
 			}
-			v := e.Vantage()
+			v := e.Status().Platform
 			if st.Platform.FileSystem != v.FileSystem || st.Platform.SharedFileSystem != tc.shared || st.Platform.NestedPIDNamespace != v.NestedPIDNamespace {
 				t.Errorf("platform %+v, engine sees %+v", st.Platform, v)
 			}

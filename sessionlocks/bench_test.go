@@ -96,7 +96,7 @@ func BenchmarkList(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					e := New(Options{StateDir: dir, Logger: quiet})
-					ss, err := e.List(context.Background())
+					ss, err := e.List(context.Background(), ListOptions{})
 					if err != nil || len(ss) != n {
 						b.Fatalf("%d sessions, %v", len(ss), err)
 					}
@@ -111,10 +111,10 @@ func BenchmarkList(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("sessions=%d/cached", n), func(b *testing.B) {
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
-			e.List(context.Background())
+			e.List(context.Background(), ListOptions{})
 			b.ReportAllocs()
 			for b.Loop() {
-				ss, err := e.List(context.Background())
+				ss, err := e.List(context.Background(), ListOptions{})
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)
 				}
@@ -124,10 +124,10 @@ func BenchmarkList(b *testing.B) {
 			// A watcher reports every change, so snapshots are reused without a stat.
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
 			e.Caches().SetWatched(true)
-			e.List(context.Background())
+			e.List(context.Background(), ListOptions{})
 			b.ReportAllocs()
 			for b.Loop() {
-				ss, err := e.List(context.Background())
+				ss, err := e.List(context.Background(), ListOptions{})
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)
 				}
@@ -139,12 +139,12 @@ func BenchmarkList(b *testing.B) {
 			// gone): the IDE lists again on every sessionsChanged.
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
 			e.Caches().SetWatched(true)
-			ss, _ := e.List(context.Background())
+			ss, _ := e.List(context.Background(), ListOptions{})
 			id := ss[len(ss)/2].ID
 			b.ReportAllocs()
 			for b.Loop() {
 				e.Caches().InvalidateSessionFiles(id)         // as the watcher does
-				ss, err := e.ListShared(context.Background()) // as the server does
+				ss, err := e.listShared(context.Background()) // as the server does
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)
 				}
@@ -216,7 +216,7 @@ func genStateDir(b *testing.B, sd string, n int, quoted bool) map[string]int {
 	}
 	os.Chtimes(sd, past, past)
 	e := New(Options{StateDir: sd, Logger: quiet})
-	ss, _ := e.List(context.Background())
+	ss, _ := e.List(context.Background(), ListOptions{})
 	mix := map[string]int{}
 	for _, s := range ss {
 		for _, h := range s.Holders {
@@ -256,7 +256,7 @@ func BenchmarkManyDeadLocks(b *testing.B) {
 	b.Run("canResume", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s, err := e.Session(context.Background(), "many")
+			s, err := e.Judge(context.Background(), "many")
 			if err != nil || s.State != StateStale {
 				b.Fatalf("%s %v", s.State, err)
 			}

@@ -91,7 +91,7 @@ type Engine struct {
 	// one and not the other, by exactly how far the boot instant moved.
 	boot0 time.Time
 
-	nestedNS bool   // this process runs in a nested PID namespace (see Vantage)
+	nestedNS bool   // this process runs in a nested PID namespace (see Platform)
 	fsType   string // Options.FSType
 	nsIdx    nsIndexCache
 	skew     skewCache
@@ -180,4 +180,40 @@ func (e *Engine) tolerance(boot time.Time, bootErr error) time.Duration {
 		}
 	}
 	return t
+}
+
+// Status is what the engine reports of itself.
+type Status struct {
+	StateDir string
+	// StateDirExists is false when the state directory is not there: a
+	// missing one reads as "no sessions", which a mistyped --state-dir or a
+	// COPILOT_HOME the IDE and a terminal disagree on also look like.
+	StateDirExists bool
+	Settle         time.Duration
+	Cache          CacheStats
+	Platform       Platform
+}
+
+// Status reports the state dir, the settle window, the probe cache and
+// what the engine can see from where it runs.
+func (e *Engine) Status() Status {
+	return Status{
+		StateDir:       e.dir,
+		StateDirExists: e.StateDirExists(),
+		Settle:         e.settle,
+		Cache:          e.cache.stats(),
+		Platform:       e.platform(),
+	}
+}
+
+// Invalidate drops what the engine keeps about the sessions ids (every
+// session when none is given), so that the next listing reads them afresh.
+func (e *Engine) Invalidate(ids ...string) {
+	if len(ids) == 0 {
+		e.invalidateAll()
+		return
+	}
+	for _, id := range ids {
+		e.invalidateSession(id, true)
+	}
 }

@@ -29,7 +29,7 @@ func TestRealCLIFixture(t *testing.T) {
 	})
 	ctx := context.Background()
 	e := newEngine(t, sd, DefaultSettle)
-	ss, err := e.List(ctx)
+	ss, err := e.List(ctx, ListOptions{})
 	if err != nil || len(ss) != 2 {
 		t.Fatalf("List: %v, %d sessions", err, len(ss))
 	}

@@ -215,7 +215,7 @@ func newEngine(t testing.TB, dir string, settle time.Duration) *Engine {
 
 func mustSession(t testing.TB, e *Engine, id string) Session {
 	t.Helper()
-	s, err := e.Session(context.Background(), id)
+	s, err := e.Judge(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

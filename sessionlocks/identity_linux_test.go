@@ -405,7 +405,7 @@ type judged struct {
 func helperJudge() int {
 	e := New(Options{StateDir: os.Getenv("STATE"), Settle: settle, Logger: quiet, Now: pastSettleClock})
 	id := os.Getenv("SESSION")
-	s, err := e.Session(context.Background(), id)
+	s, err := e.Judge(context.Background(), id)
 	if err != nil || len(s.Holders) != 1 {
 		fmt.Println("session:", err, s.Holders)
 		return 1
@@ -620,7 +620,7 @@ func TestSharedFileSystems(t *testing.T) {
 				pid := sc.setup(t, sd)
 				opts.StateDir, opts.Settle, opts.Logger, opts.Now = sd, settle, quiet, clockOf(t)
 				e := New(opts)
-				if v := e.Vantage(); !v.Shared {
+				if v := e.platform(); !v.Shared {
 					t.Fatalf("vantage %+v: not shared", v)
 				}
 				h := mustSession(t, e, "s").Holders[0]
@@ -644,7 +644,7 @@ func TestSharedFileSystems(t *testing.T) {
 		dir := newSession(t, dst, "s")
 		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 		e := newEngine(t, dst, settle)
-		if v := e.Vantage(); v.Shared {
+		if v := e.platform(); v.Shared {
 			t.Fatalf("vantage %+v: a bind mount of a local directory is local", v)
 		}
 		if h := mustSession(t, e, "s").Holders[0]; h.Verdict != Stale {
@@ -686,7 +686,7 @@ func TestReviewFindings(t *testing.T) {
 		writeLock(t, newSession(t, sd, "dead"), deadPID(t), time.Now().Add(-time.Hour))
 		newSession(t, sd, "s")
 		e := newEngine(t, sd, settle)
-		e.List(context.Background()) // makes the list of other namespaces' processes
+		e.List(context.Background(), ListOptions{}) // makes the list of other namespaces' processes
 		inner := deadPID(t)
 		startInNamespace(t, sd, "s", inner, "--old")
 		res, _ := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}})

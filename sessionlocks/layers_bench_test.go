@@ -21,13 +21,13 @@ func BenchmarkLayers(b *testing.B) {
 	ctx := context.Background()
 	list := func(b *testing.B, e *Engine, before func()) {
 		b.Helper()
-		e.List(ctx)
+		e.List(ctx, ListOptions{})
 		b.ReportAllocs()
 		for b.Loop() {
 			if before != nil {
 				before()
 			}
-			if ss, err := e.List(ctx); err != nil || len(ss) != n {
+			if ss, err := e.List(ctx, ListOptions{}); err != nil || len(ss) != n {
 				b.Fatalf("%d sessions, %v", len(ss), err)
 			}
 		}

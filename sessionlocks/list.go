@@ -24,8 +24,18 @@ import (
 // listSessions would otherwise both read every directory cold. The slice
 // is the caller's own (it may be reordered or filtered in place), but the
 // sessions' Holders are shared and must not be modified.
-func (e *Engine) List(ctx context.Context) ([]Session, error) {
+func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Session, error) {
+	if opts.IDs != nil {
+		return e.sessions(ctx, opts.IDs)
+	}
 	return e.listing(ctx, false)
+}
+
+// ListOptions select what List returns.
+type ListOptions struct {
+	// IDs are the sessions to list, full ids, in the order given: each must
+	// exist. Nil means every session.
+	IDs []string
 }
 
 // ListShared is List for a caller that only reads what it gets. While the
@@ -34,7 +44,7 @@ func (e *Engine) List(ctx context.Context) ([]Session, error) {
 // slice on every call, so that the caller may tell by its identity that
 // nothing changed (the server reuses its encoding then). Nobody may modify
 // it; the engine never does once it is kept.
-func (e *Engine) ListShared(ctx context.Context) ([]Session, error) {
+func (e *Engine) listShared(ctx context.Context) ([]Session, error) {
 	return e.listing(ctx, true)
 }
 
@@ -222,7 +232,7 @@ func (e *Engine) keepList(out []Session, began uint64) {
 
 // Sessions returns the named sessions in the order given, using the cache like
 // List. An invalid id gives an *IDError, a missing one a *NotFoundError.
-func (e *Engine) Sessions(ctx context.Context, ids []string) ([]Session, error) {
+func (e *Engine) sessions(ctx context.Context, ids []string) ([]Session, error) {
 	for _, id := range ids {
 		if err := ValidateID(id); err != nil {
 			return nil, err

@@ -180,7 +180,7 @@ func TestListOrderCacheAndMetadata(t *testing.T) {
 	writeLock(t, filepath.Join(sd, "s0"), deadPID(t), time.Now().Add(-time.Minute))
 
 	e := newEngine(t, sd, settle)
-	ss, err := e.List(ctx)
+	ss, err := e.List(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestListOrderCacheAndMetadata(t *testing.T) {
 	if ss[3].Holders[0].Cached {
 		t.Error("first listing claims a cached verdict")
 	}
-	ss, _ = e.List(ctx)
+	ss, _ = e.List(ctx, ListOptions{})
 	if !ss[3].Holders[0].Cached {
 		t.Error("second listing did not use the cache")
 	}
@@ -207,18 +207,18 @@ func TestListOrderCacheAndMetadata(t *testing.T) {
 		t.Errorf("cache stats %+v, want 1 hit, 1 miss, 1 entry", st)
 	}
 	e.Caches().InvalidatePID(ss[3].Holders[0].PID)
-	ss, _ = e.List(ctx)
+	ss, _ = e.List(ctx, ListOptions{})
 	if ss[3].Holders[0].Cached {
 		t.Error("InvalidatePID did not drop the verdict")
 	}
-	if s, _ := e.Session(ctx, "s0"); s.Holders[0].Cached {
+	if s, _ := e.Judge(ctx, "s0"); s.Holders[0].Cached {
 		t.Error("Session (a decision) used the cache")
 	}
-	got, err := e.Sessions(ctx, []string{"s2", "s0"})
+	got, err := e.List(ctx, ListOptions{IDs: []string{"s2", "s0"}})
 	if err != nil || len(got) != 2 || got[0].ID != "s2" || got[1].ID != "s0" {
 		t.Errorf("Sessions kept the order given? %v %v", got, err)
 	}
-	if _, err := e.Sessions(ctx, []string{"s2", "nope"}); !errors.Is(err, ErrNotFound) {
+	if _, err := e.List(ctx, ListOptions{IDs: []string{"s2", "nope"}}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Sessions with a missing id: %v", err)
 	}
 }
@@ -232,14 +232,14 @@ func TestNewLockInCachedDirectoryIsSeen(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(dir, old, old)
 	e := newEngine(t, sd, settle)
-	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
 		t.Fatal("not free at first")
 	}
-	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
 		t.Fatal("not free at second")
 	}
 	startHolder(t, sd, "s")
-	if ss, _ := e.List(ctx); ss[0].State != StateInUse {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateInUse {
 		t.Fatalf("a new lock in a cached directory was missed: %s", ss[0].State)
 	}
 }
@@ -255,24 +255,24 @@ func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
 	dir := newSession(t, sd, "s")
 	e := newEngine(t, sd, settle)
 	e.Caches().SetWatched(true)
-	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
 		t.Fatal("not free at first")
 	}
 	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-	if ss, _ := e.List(ctx); ss[0].State != StateFree {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
 		t.Fatal("a watched engine re-read a directory nobody invalidated (the snapshot is not being used)")
 	}
 	if s := mustSession(t, e, "s"); s.State != StateStale {
 		t.Fatalf("Session (a decision) must read afresh even when watched: %s", s.State)
 	}
 	e.Caches().InvalidateSession("s")
-	if ss, _ := e.List(ctx); ss[0].State != StateStale {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
 		t.Fatalf("after InvalidateSession the new lock was missed: %s", ss[0].State)
 	}
 	e.Caches().SetWatched(false)
 	os.Remove(filepath.Join(dir, lockFileName(0)))
 	newSession(t, sd, "t")
-	if ss, _ := e.List(ctx); len(ss) != 2 {
+	if ss, _ := e.List(ctx, ListOptions{}); len(ss) != 2 {
 		t.Fatalf("unwatched, a new session must be found by the state dir's mtime: %d sessions", len(ss))
 	}
 }
@@ -286,13 +286,13 @@ func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
 	sd := t.TempDir()
 	before := newSession(t, sd, "before")
 	e := newEngine(t, sd, settle)
-	if _, err := e.Sessions(ctx, []string{"before"}); err != nil { // read before the mark
+	if _, err := e.List(ctx, ListOptions{IDs: []string{"before"}}); err != nil { // read before the mark
 		t.Fatal(err)
 	}
 	writeLock(t, before, deadPID(t), time.Now().Add(-time.Minute)) // unseen by any watch
 	mark := e.Caches().Mark()
 	after := newSession(t, sd, "after")
-	if _, err := e.Sessions(ctx, []string{"after"}); err != nil { // read after the mark
+	if _, err := e.List(ctx, ListOptions{IDs: []string{"after"}}); err != nil { // read after the mark
 		t.Fatal(err)
 	}
 	e.Caches().TrustSince(mark)
@@ -300,7 +300,7 @@ func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
 		t.Fatal("TrustSince did not turn trust on")
 	}
 	writeLock(t, after, deadPID(t), time.Now().Add(-time.Minute)) // a watcher would report this one
-	ss, err := e.Sessions(ctx, []string{"before", "after"})
+	ss, err := e.List(ctx, ListOptions{IDs: []string{"before", "after"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestConfirmingRereadsARacyWorkspaceYAML(t *testing.T) {
 	os.Chtimes(ws, tick, tick)
 	os.Chtimes(dir, past, past) // an old directory: its snapshot is confirmed by its stat
 	e := newEngine(t, sd, settle)
-	if ss, err := e.List(ctx); err != nil || len(ss) != 1 || ss[0].Name != "Session s" {
+	if ss, err := e.List(ctx, ListOptions{}); err != nil || len(ss) != 1 || ss[0].Name != "Session s" {
 		t.Fatalf("first listing: %+v, %v", ss, err)
 	}
 	// Rewritten in place, the same size, within the same tick: nothing of
@@ -338,11 +338,11 @@ func TestConfirmingRereadsARacyWorkspaceYAML(t *testing.T) {
 	os.Chtimes(ws, tick, tick)
 	os.Chtimes(dir, past, past)
 	mark := e.Caches().Mark()
-	if _, err := e.List(ctx); err != nil {
+	if _, err := e.List(ctx, ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.Caches().TrustSince(mark)
-	ss, err := e.List(ctx)
+	ss, err := e.List(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 	e.Caches().SetWatched(true)
 	skew.Store(int64(100 * time.Millisecond)) // past the settle window
 	for i := range 3 {
-		ss, err := e.List(ctx)
+		ss, err := e.List(ctx, ListOptions{})
 		if err != nil || ss[0].State != StateInUse {
 			t.Fatalf("listing %d: %v %+v", i, err, ss)
 		}
@@ -379,11 +379,11 @@ func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
 		t.Fatal("a repeated watched listing was not kept: this test exercises nothing")
 	}
 	h.killAndReap()
-	if ss, _ := e.List(ctx); ss[0].State != StateInUse {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateInUse {
 		t.Logf("the verdict was re-probed early (%s); fine, but the kept listing went unexercised", ss[0].State)
 	}
 	skew.Add(int64(4 * time.Second))
-	if ss, _ := e.List(ctx); ss[0].State != StateStale {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
 		t.Fatalf("past the verdict's TTL the kept listing still says %s for a dead holder", ss[0].State)
 	}
 }
@@ -400,16 +400,16 @@ func TestListingDuringAnInvalidationIsNotKept(t *testing.T) {
 			dir := newSession(t, sd, "s")
 			e := newEngine(t, sd, settle)
 			e.Caches().SetWatched(true)
-			e.List(ctx)
-			e.List(ctx) // kept
+			e.List(ctx, ListOptions{})
+			e.List(ctx, ListOptions{}) // kept
 			writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 			e.onInvalidating = func() {
 				e.onInvalidating = nil
-				e.List(ctx) // between the epoch's move and the drops: reads the old snapshot
+				e.List(ctx, ListOptions{}) // between the epoch's move and the drops: reads the old snapshot
 			}
 			inv.f(e, "s")
 			for i := range 3 {
-				if ss, _ := e.List(ctx); ss[0].State != StateStale {
+				if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
 					t.Fatalf("listing %d after the event was handled says %s: a listing made mid-invalidation was kept", i, ss[0].State)
 				}
 			}
@@ -437,14 +437,14 @@ func TestInvalidateSessionFiles(t *testing.T) {
 	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
 	e.Caches().SetWatched(true)
-	e.List(ctx)
-	e.List(ctx) // kept
+	e.List(ctx, ListOptions{})
+	e.List(ctx, ListOptions{}) // kept
 	os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte("name: Renamed\n"), 0o600)
 	pid := deadPID(t)
 	writeLock(t, dir, pid, time.Now().Add(-time.Minute))
 	newSession(t, sd, "c") // not announced yet
 	e.Caches().InvalidateSessionFiles("b")
-	ss, err := e.List(ctx)
+	ss, err := e.List(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,23 +465,23 @@ func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 	sd := t.TempDir()
 	dir := newSession(t, sd, "s")
 	e := newEngine(t, sd, settle)
-	if ss, _ := e.List(ctx); ss[0].Name != "Session s" {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Session s" {
 		t.Fatalf("name %q", ss[0].Name)
 	}
 	yaml := filepath.Join(dir, "workspace.yaml")
 	os.WriteFile(yaml, nil, 0o600) // truncated, not yet rewritten
 	e.Caches().InvalidateSession("s")
-	if ss, _ := e.List(ctx); ss[0].Name != "Session s" {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Session s" {
 		t.Fatalf("a half-written workspace.yaml blanked the name: %q", ss[0].Name)
 	}
 	os.WriteFile(yaml, []byte("name: Renamed\n"), 0o600)
 	e.Caches().InvalidateSession("s")
-	if ss, _ := e.List(ctx); ss[0].Name != "Renamed" {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Renamed" {
 		t.Fatalf("the rewritten name was not read: %q", ss[0].Name)
 	}
 	os.Remove(yaml)
 	e.Caches().InvalidateSession("s")
-	if ss, _ := e.List(ctx); ss[0].Name != "" {
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "" {
 		t.Fatalf("a deleted workspace.yaml still names the session: %q", ss[0].Name)
 	}
 }
@@ -527,7 +527,7 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ss, err := e.List(ctx)
+			ss, err := e.List(ctx, ListOptions{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -545,10 +545,10 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 	dir := filepath.Join(sd, "s7")
 	for range 20 {
 		done := make(chan []Session)
-		go func() { ss, _ := e.List(ctx); done <- ss }()
+		go func() { ss, _ := e.List(ctx, ListOptions{}); done <- ss }()
 		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 		e.Caches().InvalidateSession("s7")
-		ss, _ := e.List(ctx)
+		ss, _ := e.List(ctx, ListOptions{})
 		<-done
 		var s7 Session
 		for _, s := range ss {
@@ -604,27 +604,27 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
 	e.Caches().SetWatched(true)
-	e.List(ctx) // read
-	e.List(ctx) // kept
-	first, err := e.ListShared(ctx)
+	e.List(ctx, ListOptions{}) // read
+	e.List(ctx, ListOptions{}) // kept
+	first, err := e.listShared(ctx)
 	if err != nil || len(first) != 2 {
 		t.Fatalf("ListShared: %v %+v", err, first)
 	}
-	again, _ := e.ListShared(ctx)
+	again, _ := e.listShared(ctx)
 	if &again[0] != &first[0] {
 		t.Fatal("a listing with nothing changed was not shared: the server could not reuse its encoding")
 	}
-	own, _ := e.List(ctx)
+	own, _ := e.List(ctx, ListOptions{})
 	if &own[0] == &first[0] {
 		t.Fatal("List gave out the kept listing, which its caller may modify")
 	}
 	own[0].State, own[0].Name = StateInUse, "modified"
-	if after, _ := e.ListShared(ctx); after[0].State != first[0].State || after[0].Name == "modified" {
+	if after, _ := e.listShared(ctx); after[0].State != first[0].State || after[0].Name == "modified" {
 		t.Fatal("modifying List's answer changed the kept listing")
 	}
 	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 	e.Caches().InvalidateSession("b")
-	changed, _ := e.ListShared(ctx)
+	changed, _ := e.listShared(ctx)
 	if &changed[0] == &first[0] {
 		t.Fatal("after an invalidation ListShared still handed out the old listing")
 	}
@@ -635,13 +635,13 @@ func TestListSharedIsTheKeptListing(t *testing.T) {
 	}
 	// The listing List itself makes (and the engine keeps) is copied too.
 	e.Caches().InvalidateSessionFiles("a")
-	made, _ := e.List(ctx)
-	kept, _ := e.ListShared(ctx)
+	made, _ := e.List(ctx, ListOptions{})
+	kept, _ := e.listShared(ctx)
 	if &made[0] == &kept[0] {
 		t.Fatal("List gave out the listing it made and the engine kept")
 	}
 	made[0].Name = "modified"
-	if again, _ := e.ListShared(ctx); again[0].Name == "modified" || &again[0] != &kept[0] {
+	if again, _ := e.listShared(ctx); again[0].Name == "modified" || &again[0] != &kept[0] {
 		t.Fatal("modifying List's own listing changed the kept one")
 	}
 }

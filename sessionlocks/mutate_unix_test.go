@@ -162,11 +162,11 @@ func TestSymlinksAndStateDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEngine(t, sd, settle)
-	ss, err := e.List(ctx)
+	ss, err := e.List(ctx, ListOptions{})
 	if err != nil || len(ss) != 0 {
 		t.Fatalf("a symlinked session dir was listed: %v %+v", err, ss)
 	}
-	if _, err := e.Session(ctx, "linked"); !errors.Is(err, ErrNotFound) {
+	if _, err := e.Judge(ctx, "linked"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Session(linked) = %v, want ErrNotFound", err)
 	}
 	if _, err := e.Reclaim(ctx, ReclaimOptions{IDs: []string{"linked"}}); !errors.Is(err, ErrNotFound) {
@@ -178,7 +178,7 @@ func TestSymlinksAndStateDir(t *testing.T) {
 	}
 
 	t.Run("missing state dir is empty", func(t *testing.T) {
-		ss, err := New(Options{StateDir: filepath.Join(sd, "does", "not", "exist")}).List(ctx)
+		ss, err := New(Options{StateDir: filepath.Join(sd, "does", "not", "exist")}).List(ctx, ListOptions{})
 		if err != nil || len(ss) != 0 {
 			t.Fatalf("List = %v, %v", ss, err)
 		}
@@ -187,10 +187,10 @@ func TestSymlinksAndStateDir(t *testing.T) {
 		file := filepath.Join(sd, "a-file")
 		os.WriteFile(file, nil, 0o644)
 		e := New(Options{StateDir: file})
-		if _, err := e.List(ctx); !errors.Is(err, ErrStateDir) {
+		if _, err := e.List(ctx, ListOptions{}); !errors.Is(err, ErrStateDir) {
 			t.Fatalf("List on a file = %v, want ErrStateDir", err)
 		}
-		if _, err := e.Session(ctx, "x"); !errors.Is(err, ErrStateDir) {
+		if _, err := e.Judge(ctx, "x"); !errors.Is(err, ErrStateDir) {
 			t.Fatalf("Session on a file = %v, want ErrStateDir", err)
 		}
 	})
@@ -245,7 +245,7 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 			if !e.Caches().Watched() {
 				t.Fatal("not watched")
 			}
-			if ss, _ := e.List(ctx); len(ss) != 1 || ss[0].State != StateFree {
+			if ss, _ := e.List(ctx, ListOptions{}); len(ss) != 1 || ss[0].State != StateFree {
 				t.Fatalf("first listing: %+v", ss)
 			}
 			// The same session id, now locked, in another directory.
@@ -260,7 +260,7 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 				os.Rename(real1, filepath.Join(root, "one.bak"))
 				os.Rename(real2, real1)
 			}
-			ss, err := e.List(ctx)
+			ss, err := e.List(ctx, ListOptions{})
 			if err != nil || len(ss) != 1 || ss[0].State != StateStale {
 				t.Fatalf("after the state dir was replaced the listing still served the old snapshot: %+v %v", ss, err)
 			}

@@ -154,7 +154,7 @@ func runNamespaceHelper() int {
 	bufio.NewReader(sout).ReadString('\n')
 
 	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet})
-	s, err := e.Session(context.Background(), "reused")
+	s, err := e.Judge(context.Background(), "reused")
 	if err != nil || len(s.Holders) != 1 {
 		return fail("session: %v %+v", err, s)
 	}

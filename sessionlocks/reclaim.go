@@ -40,7 +40,7 @@ func (e *Engine) Reclaim(ctx context.Context, opts ReclaimOptions) (ReclaimResul
 	if opts.All {
 		// Every session with holders; the cached listing only picks the
 		// candidates, each one is judged afresh under its lock below.
-		all, err := e.List(ctx)
+		all, err := e.List(ctx, ListOptions{})
 		if err != nil {
 			return res, err
 		}

@@ -26,7 +26,7 @@ const maxCandidates = 20
 // a *NotFoundError naming what was typed, and a prefix of several an
 // *AmbiguousIDError listing them. The state dir is read afresh, never from a
 // cache: what is resolved here may be acted on (forceResume).
-func (e *Engine) ResolveID(id string) (string, error) {
+func (e *Engine) Resolve(id string) (string, error) {
 	if err := ValidateID(id); err != nil {
 		return "", err
 	}
@@ -64,11 +64,11 @@ func (e *Engine) ResolveID(id string) (string, error) {
 
 // ResolveIDs resolves each of ids (see ResolveID), in order, dropping
 // repeats of a session already resolved; index says which one failed.
-func (e *Engine) ResolveIDs(ids []string) (out []string, index int, err error) {
+func (e *Engine) resolveIDs(ids []string) (out []string, index int, err error) {
 	seen := make(map[string]bool, len(ids))
 	out = make([]string, 0, len(ids))
 	for i, id := range ids {
-		full, err := e.ResolveID(id)
+		full, err := e.Resolve(id)
 		if err != nil {
 			return nil, i, err
 		}

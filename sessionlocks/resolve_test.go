@@ -51,7 +51,7 @@ func TestResolveID(t *testing.T) {
 			if c.name == "a symlink is no session" && runtime.GOOS == "windows" {
 				t.Skip("no symlinks without privileges")
 			}
-			got, err := e.ResolveID(c.in)
+			got, err := e.Resolve(c.in)
 			if c.err != nil {
 				if !errors.Is(err, c.err) {
 					t.Fatalf("ResolveID(%q) = %q, %v; want %v", c.in, got, err, c.err)
@@ -65,7 +65,7 @@ func TestResolveID(t *testing.T) {
 	}
 
 	t.Run("ambiguous names the candidates", func(t *testing.T) {
-		_, err := e.ResolveID("3333")
+		_, err := e.Resolve("3333")
 		var ae *AmbiguousIDError
 		if !errors.As(err, &ae) {
 			t.Fatalf("got %v", err)
@@ -83,7 +83,7 @@ func TestResolveID(t *testing.T) {
 		for i := range 50 {
 			os.MkdirAll(filepath.Join(dir, fmt.Sprintf("beef%04d", i)), 0o755)
 		}
-		_, err := New(Options{StateDir: dir}).ResolveID("beef")
+		_, err := New(Options{StateDir: dir}).Resolve("beef")
 		var ae *AmbiguousIDError
 		if !errors.As(err, &ae) || ae.Count != 50 || len(ae.Candidates) != maxCandidates {
 			t.Fatalf("got %v", err)
@@ -94,7 +94,7 @@ func TestResolveID(t *testing.T) {
 	})
 
 	t.Run("missing state dir", func(t *testing.T) {
-		_, err := New(Options{StateDir: filepath.Join(state, "nope")}).ResolveID("3333")
+		_, err := New(Options{StateDir: filepath.Join(state, "nope")}).Resolve("3333")
 		var nf *NotFoundError
 		if !errors.As(err, &nf) || !nf.NoDir || !strings.Contains(err.Error(), "does not exist") {
 			t.Fatalf("got %v; want a not-found error that says the state dir does not exist", err)
@@ -102,11 +102,11 @@ func TestResolveID(t *testing.T) {
 	})
 
 	t.Run("ResolveIDs drops repeats and says which failed", func(t *testing.T) {
-		got, _, err := e.ResolveIDs([]string{"3333b", "3333bbbb-cccc", "abc"})
+		got, _, err := e.resolveIDs([]string{"3333b", "3333bbbb-cccc", "abc"})
 		if err != nil || fmt.Sprint(got) != "[3333bbbb-cccc abc]" {
 			t.Fatalf("got %v, %v", got, err)
 		}
-		if _, i, err := e.ResolveIDs([]string{"abc", "3333"}); i != 1 || !errors.Is(err, ErrAmbiguousID) {
+		if _, i, err := e.resolveIDs([]string{"abc", "3333"}); i != 1 || !errors.Is(err, ErrAmbiguousID) {
 			t.Fatalf("got %d, %v", i, err)
 		}
 	})

@@ -15,7 +15,7 @@ import (
 
 // Session reads one session with every holder probed afresh (never from the
 // cache), as a decision such as canResume needs.
-func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
+func (e *Engine) Judge(ctx context.Context, id string) (Session, error) {
 	if err := ValidateID(id); err != nil {
 		return Session{}, err
 	}

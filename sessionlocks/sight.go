@@ -20,7 +20,7 @@ type sight struct {
 	fresh, prove, brief bool
 
 	vOnce sync.Once
-	v     Vantage
+	v     Platform
 }
 
 // newSight is a listing's sight.
@@ -34,15 +34,15 @@ func (e *Engine) decisionSight(prove bool) *sight {
 
 // vantage is where the engine judges from, with the state dir's file
 // system as this scan first read it.
-func (s *sight) vantage() Vantage {
-	s.vOnce.Do(func() { s.v = s.e.Vantage() })
+func (s *sight) vantage() Platform {
+	s.vOnce.Do(func() { s.v = s.e.platform() })
 	return s.v
 }
 
-// Vantage says what the engine can see from where it runs: whether it is
+// Platform says what the engine can see from where it runs: whether it is
 // in a PID namespace of its own and which file system the state dir is on.
-func (e *Engine) Vantage() Vantage {
-	v := Vantage{NestedPIDNamespace: e.nestedNS}
+func (e *Engine) platform() Platform {
+	v := Platform{NestedPIDNamespace: e.nestedNS}
 	if e.fsType != "" {
 		v.FileSystem, v.Shared = e.fsType, isSharedFS(e.fsType)
 		return v

@@ -12,8 +12,8 @@ import (
 	"strings"
 )
 
-// Vantage is what the engine can see from where it runs.
-type Vantage struct {
+// Platform is what the engine can see from where it runs.
+type Platform struct {
 	// NestedPIDNamespace is true when this process runs in a PID namespace
 	// below the machine's first (a sandbox or container): processes outside
 	// it are invisible here.
@@ -66,7 +66,7 @@ func fileSystemOf(dir string) (name string, shared bool, err error) {
 
 // blindness is the sentence that says why pid-based evidence cannot prove
 // a lock stale from here, or "" when it can.
-func (v Vantage) blindness() string {
+func (v Platform) blindness() string {
 	switch {
 	case v.Shared:
 		return "the state dir is on " + v.FileSystem + ", which other machines may share: a CLI on another machine would look the same"

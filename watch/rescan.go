@@ -74,7 +74,7 @@ func (l *loop) refreshAll(ctx context.Context, ids []string, c *Change) {
 		}
 	}
 	if len(ids) > 1 {
-		if ss, err := l.e.Sessions(ctx, ids); err == nil && len(ss) == len(ids) {
+		if ss, err := l.e.List(ctx, sessionlocks.ListOptions{IDs: ids}); err == nil && len(ss) == len(ids) {
 			for _, s := range ss {
 				if l.update(s) {
 					c.Changed = append(c.Changed, s)
@@ -93,7 +93,7 @@ func (l *loop) refreshAll(ctx context.Context, ids []string, c *Change) {
 
 // refresh re-reads one session and adds it to c if it changed or vanished.
 func (l *loop) refresh(ctx context.Context, id string, c *Change) {
-	ss, err := l.e.Sessions(ctx, []string{id})
+	ss, err := l.e.List(ctx, sessionlocks.ListOptions{IDs: []string{id}})
 	switch {
 	case errors.Is(err, sessionlocks.ErrNotFound) || errors.Is(err, sessionlocks.ErrInvalidID):
 		if _, ok := l.last[id]; ok {
@@ -142,7 +142,7 @@ func (l *loop) earlyListing(ctx context.Context) *Change {
 		return nil
 	}
 	l.w.baselineOnce.Do(func() { close(l.w.baselineBegun) })
-	list, err := l.e.List(ctx)
+	list, err := l.e.List(ctx, sessionlocks.ListOptions{})
 	if err != nil {
 		return nil
 	}
@@ -214,7 +214,7 @@ func (l *loop) fullRescan(ctx context.Context, c *Change) {
 	// A listing begun from here on shares the one below (the engine runs
 	// one scan for callers of the same epoch), whichever begins first.
 	l.w.baselineOnce.Do(func() { close(l.w.baselineBegun) })
-	list, err := l.e.List(ctx)
+	list, err := l.e.List(ctx, sessionlocks.ListOptions{})
 	if err != nil {
 		if ctx.Err() != nil {
 			return

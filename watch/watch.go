@@ -178,7 +178,7 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	// File notifications report this machine's changes only: on a state
 	// dir other machines share, another host's CLI would never be heard.
 	// Every directory, the state dir included, is found by mtime instead.
-	v := e.Vantage()
+	v := e.Status().Platform
 	sharedNote := ""
 	if v.Shared {
 		mode = ModePoll

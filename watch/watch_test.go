@@ -552,14 +552,14 @@ func TestEngineTrustFollowsTheWatcher(t *testing.T) {
 			if got, want := e.Caches().Watched(), mode == ModeNotify; got != want {
 				t.Fatalf("engine watched = %v in %s mode, want %v", got, mode, want)
 			}
-			e.List(ctx)
+			e.List(ctx, sessionlocks.ListOptions{})
 			os.WriteFile(filepath.Join(sd, id, "inuse.4000001.lock"), []byte("4000001\n"), 0o644)
 			select {
 			case <-changes:
 			case <-time.After(10 * time.Second):
 				t.Fatal("no change notified")
 			}
-			ss, err := e.List(ctx)
+			ss, err := e.List(ctx, sessionlocks.ListOptions{})
 			if err != nil || len(ss) != 1 || len(ss[0].Holders) != 1 {
 				t.Fatalf("listing after the notification missed the lock: %+v %v", ss, err)
 			}
@@ -596,7 +596,7 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 			t.Fatal("watcher did not start")
 		}
 	}
-	e.List(ctx)
+	e.List(ctx, sessionlocks.ListOptions{})
 
 	copyDir := filepath.Join(root, "copy")
 	os.MkdirAll(filepath.Join(copyDir, id), 0o700)
@@ -627,7 +627,7 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 		case c := <-changes:
 			for _, s := range c.Changed {
 				if s.ID == id && len(s.Holders) == 1 {
-					ss, err := e.List(ctx)
+					ss, err := e.List(ctx, sessionlocks.ListOptions{})
 					if err != nil || len(ss) != 2 || !slices.ContainsFunc(ss, func(s sessionlocks.Session) bool { return s.ID == id && len(s.Holders) == 1 }) {
 						t.Fatalf("notified, but a listing still misses the lock: %+v %v", ss, err)
 					}
@@ -635,7 +635,7 @@ func TestStateDirReplacedByACopy(t *testing.T) {
 				}
 			}
 		case <-deadline:
-			ss, _ := e.List(ctx)
+			ss, _ := e.List(ctx, sessionlocks.ListOptions{})
 			t.Fatalf("no notification for the lock in the replaced state dir; listing says %+v", ss)
 		}
 	}
@@ -677,7 +677,7 @@ func TestChangesBeforeTheWatchesAreDelivered(t *testing.T) {
 	if !f.e.Caches().Watched() {
 		t.Fatal("the engine does not trust the watcher after start")
 	}
-	ss, err := f.e.List(context.Background())
+	ss, err := f.e.List(context.Background(), sessionlocks.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

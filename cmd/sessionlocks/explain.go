@@ -56,17 +56,17 @@ flags:`)
 		fmt.Fprintln(stderr, "sessionlocks explain:", err)
 		return 1
 	}
-	id, err := e.ResolveID(pos[0])
+	id, err := e.Resolve(pos[0])
 	var s sessionlocks.Session
 	if err == nil {
-		s, err = e.Session(context.Background(), id)
+		s, err = e.Judge(context.Background(), id)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks explain:", err)
 		var nf *sessionlocks.NotFoundError
 		switch {
 		case errors.As(err, &nf) && nf.NoDir:
-			fmt.Fprintln(stderr, missingDirNote(e.StateDir()))
+			fmt.Fprintln(stderr, missingDirNote(e.Status().StateDir))
 		case errors.As(err, &nf):
 			fmt.Fprintln(stderr, "sessionlocks list --all lists the sessions there")
 		}
@@ -136,8 +136,8 @@ func holdState(h sessionlocks.Holder) string {
 
 func explainSession(e *sessionlocks.Engine, s sessionlocks.Session, now time.Time) explanation {
 	x := explanation{
-		StateDir:       e.StateDir(),
-		StateDirExists: e.StateDirExists(),
+		StateDir:       e.Status().StateDir,
+		StateDirExists: e.Status().StateDirExists,
 		Session:        rpc.WireSession(s),
 		CanResume:      s.State.CanResume(),
 		Message:        rpc.ResumeMessage(s, now),

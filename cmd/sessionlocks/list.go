@@ -55,7 +55,7 @@ flags:`)
 		fmt.Fprintln(stderr, "sessionlocks list:", err)
 		return 1
 	}
-	sessions, err := e.List(context.Background())
+	sessions, err := e.List(context.Background(), sessionlocks.ListOptions{})
 	if err != nil {
 		fmt.Fprintln(stderr, "sessionlocks list:", err)
 		return 1
@@ -63,9 +63,9 @@ flags:`)
 	if *asJSON {
 		return writeListJSON(stdout, e, sessions, *all)
 	}
-	writeTable(stdout, e.StateDir(), sessions, *all, *wide, time.Now())
-	if !e.StateDirExists() {
-		fmt.Fprintln(stdout, missingDirNote(e.StateDir()))
+	writeTable(stdout, e.Status().StateDir, sessions, *all, *wide, time.Now())
+	if !e.Status().StateDirExists {
+		fmt.Fprintln(stdout, missingDirNote(e.Status().StateDir))
 	}
 	return 0
 }
@@ -91,7 +91,7 @@ type listJSON struct {
 }
 
 func writeListJSON(w io.Writer, e *sessionlocks.Engine, sessions []sessionlocks.Session, all bool) int {
-	out := listJSON{StateDir: e.StateDir(), StateDirExists: e.StateDirExists(), Sessions: []rpc.Session{}}
+	out := listJSON{StateDir: e.Status().StateDir, StateDirExists: e.Status().StateDirExists, Sessions: []rpc.Session{}}
 	for _, s := range sessions {
 		if all || s.State != sessionlocks.StateFree {
 			out.Sessions = append(out.Sessions, rpc.WireSession(s))

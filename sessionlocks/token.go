@@ -58,9 +58,42 @@ func Admits(token string, s Session) bool {
 	return false
 }
 
-// ValidToken reports whether token is in a form Token makes.
+// ValidToken reports whether token is in a form Token makes: "v1:" and
+// the holders' entries (none for a session without live or unknown
+// holders), or "v1s:" and a digest. Anything else, "" included, is not a
+// token and must be refused before anything is judged: a client that lost
+// its canResume answer must not get the removal the token exists to stop.
 func ValidToken(token string) bool {
-	return strings.HasPrefix(token, "v1:") || strings.HasPrefix(token, "v1s:")
+	if d, ok := strings.CutPrefix(token, "v1s:"); ok {
+		return len(d) == 16 && isBase64URL(d)
+	}
+	list, ok := strings.CutPrefix(token, "v1:")
+	if !ok {
+		return false
+	}
+	if list == "" {
+		return true
+	}
+	for _, e := range strings.Split(list, ",") {
+		pid, sum, ok := strings.Cut(e, ".")
+		if !ok || len(sum) != 12 || !isBase64URL(sum) {
+			return false
+		}
+		if n, err := strconv.Atoi(pid); err != nil || n < 1 || strconv.Itoa(n) != pid {
+			return false
+		}
+	}
+	return true
+}
+
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // holderEntry names one holder by its session, pid and the identity of its

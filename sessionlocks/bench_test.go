@@ -34,25 +34,21 @@ func BenchmarkProbe(b *testing.B) {
 
 	for _, tc := range []struct{ name string }{{"hold"}, {"nohold"}, {"dead"}} {
 		s := mustSession(b, e, tc.name)
-		dir := filepath.Join(sd, tc.name)
-		sd, _ := newDirReader(sd).read(dir, tc.name)
-		refs := e.lockRefs(tc.name, dir, sd.files)
+		refs := refsOf(b, e, tc.name)
 		if len(refs) != 1 {
 			b.Fatalf("%s: %d refs", tc.name, len(refs))
 		}
 		for _, decide := range []bool{false, true} {
-			// A listing shares one sight between its holders; a decision
-			// is one session's, made afresh.
-			listing := e.newSight()
-			name, sg := tc.name, func() *sight { return listing }
+			name, o := tc.name, e.listingOpts()
 			if decide {
-				name, sg = "decide-"+tc.name, func() *sight { return e.decisionSight(true) }
+				name, o = "decide-"+tc.name, e.decisionOpts()
 			}
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				var h Holder
 				for b.Loop() {
-					h = e.judge(refs[0], time.Now(), false, sg())
+					o.began = time.Now()
+					h = e.judge(refs[0], o)
 				}
 				if h.Verdict != s.Holders[0].Verdict {
 					b.Fatalf("verdict changed: %s", h.Verdict)
@@ -120,31 +116,16 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("sessions=%d/watched", n), func(b *testing.B) {
-			// A watcher reports every change, so snapshots are reused without a stat.
-			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
-			e.Caches().SetWatched(true)
-			e.List(context.Background(), ListOptions{})
-			b.ReportAllocs()
-			for b.Loop() {
-				ss, err := e.List(context.Background(), ListOptions{})
-				if err != nil || len(ss) != n {
-					b.Fatalf("%d sessions, %v", len(ss), err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("sessions=%d/watched-one-changed", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("sessions=%d/one-changed", n), func(b *testing.B) {
 			// What a listing costs after the watcher reported a change to one
-			// session's files (a workspace.yaml rewritten, a lock come or
-			// gone): the IDE lists again on every sessionsChanged.
+			// session's files: the IDE lists again on every sessionsChanged.
 			e := New(Options{StateDir: sd, Logger: quiet, CacheTTL: time.Hour})
-			e.Caches().SetWatched(true)
 			ss, _ := e.List(context.Background(), ListOptions{})
 			id := ss[len(ss)/2].ID
 			b.ReportAllocs()
 			for b.Loop() {
-				e.Caches().InvalidateSessionFiles(id)         // as the watcher does
-				ss, err := e.listShared(context.Background()) // as the server does
+				e.Invalidate(id) // as the watcher does
+				ss, err := e.List(context.Background(), ListOptions{})
 				if err != nil || len(ss) != n {
 					b.Fatalf("%d sessions, %v", len(ss), err)
 				}

@@ -256,17 +256,18 @@ func TestRemovalNeverTakesAFileRecreatedMeanwhile(t *testing.T) {
 	writeLock(t, dir, pid, old)
 	hold := writeHold(t, dir, pid, old)
 	var recreated fileID
-	testHookRemoving = func(path string) {
-		if path != hold {
+	testHookRemoval = func(step removalStep, path string) {
+		if step != stepHoldLocked || path != hold {
 			return
 		}
 		// A CLI that reused the pid re-creates its .hold between the
-		// check and the removal.
+		// judgement and the removal (a CLI that has not taken the
+		// operation lock).
 		os.Remove(path)
 		os.WriteFile(path, nil, 0o644)
 		recreated, _ = lstatID(path)
 	}
-	t.Cleanup(func() { testHookRemoving = nil })
+	t.Cleanup(func() { testHookRemoval = nil })
 	res, err := newEngine(t, sd, settle).Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}})
 	if err != nil {
 		t.Fatal(err)

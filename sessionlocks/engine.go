@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/internal/keymutex"
@@ -39,51 +37,15 @@ type Options struct {
 	FSType string
 }
 
-// Engine scans a state directory and judges its locks. It is safe for
+// Engine judges the sessions of one state directory. It is safe for
 // concurrent use.
 type Engine struct {
 	dir    string
 	settle time.Duration
 	log    *slog.Logger
 	now    func() time.Time
-	cache  *probeCache
-	dirs   *dirCache
-	ids    idsCache
+	caches *caches
 	locks  *keymutex.Map // serialises this process's mutations per session: the CLI's operation lock keeps other processes out
-
-	// epoch counts invalidations. A scan notes it before reading anything and
-	// stores what it learned only if no invalidation happened meanwhile:
-	// otherwise a scan that began before a lock appeared (or a holder died)
-	// could cache its older view after the watcher had dropped it.
-	epoch atomic.Uint64
-	// marked is the epoch the last Mark started.
-	marked atomic.Uint64
-	// watched is set while a watcher reports every change under the state
-	// dir through Caches; see Caches.SetWatched.
-	watched atomic.Bool
-
-	flightMu sync.Mutex
-	flight   *listFlight // the List in progress, if any
-
-	// onInvalidating is a test hook: see testHookInvalidating.
-	onInvalidating func()
-	// beforeSignal, when set (tests), runs after an owner was proven and
-	// before its pidfd is opened and it is verified again.
-	beforeSignal func(*Owner)
-	// beforeOpLock, when set (tests), runs when a mutation holds the
-	// session's mutex and is about to take its operation lock.
-	beforeOpLock func()
-
-	// lastList is the last listing, while it may stand for the next one.
-	lastList atomic.Pointer[listCache]
-
-	// order is the last listing's sessions in sorted order, and the id
-	// list (from the ids cache) they were the sorting of.
-	orderMu sync.Mutex
-	order   struct{ from, sorted []string }
-
-	watchMu    sync.Mutex
-	watchedDir fileID // the state dir's identity when Caches.SetWatched(true)
 
 	// boot0 is the boot instant as computed when the engine started. Start
 	// times are offsets from today's computation of it, lock mtimes were
@@ -91,10 +53,18 @@ type Engine struct {
 	// one and not the other, by exactly how far the boot instant moved.
 	boot0 time.Time
 
-	nestedNS bool   // this process runs in a nested PID namespace (see Platform)
+	nestedNS bool   // this process runs in a nested PID namespace
 	fsType   string // Options.FSType
 	nsIdx    nsIndexCache
 	skew     skewCache
+
+	// Test hooks: beforeSignal runs after an owner was proven and before it
+	// is signalled; beforeOpLock when a mutation is about to take the
+	// session's operation lock; noOwnerProof makes every owner unproven, as
+	// on a system without descriptor evidence.
+	beforeSignal func(*Owner)
+	beforeOpLock func()
+	noOwnerProof bool
 }
 
 // DefaultStateDir is $COPILOT_HOME/session-state, else ~/.copilot/session-state.
@@ -139,25 +109,10 @@ func New(opts Options) *Engine {
 		settle:   opts.Settle,
 		log:      opts.Logger,
 		now:      opts.Now,
-		cache:    newProbeCache(opts.CacheTTL, opts.Now),
-		dirs:     newDirCache(),
+		caches:   newCaches(opts.CacheTTL, opts.Now),
 		locks:    keymutex.New(),
 	}
 }
-
-// StateDir is the absolute state directory.
-func (e *Engine) StateDir() string { return e.dir }
-
-// StateDirExists reports whether the state directory is there: a missing
-// one reads as "no sessions", which a mistyped --state-dir or a
-// COPILOT_HOME the IDE and a terminal disagree on also look like.
-func (e *Engine) StateDirExists() bool {
-	fi, err := os.Stat(e.dir)
-	return err == nil && fi.IsDir()
-}
-
-// Settle is the settle window in force.
-func (e *Engine) Settle() time.Duration { return e.settle }
 
 // tolerance is how far a process may seem to have started after its lock
 // was written and still be its writer: the clock granularity, widened by any
@@ -199,21 +154,18 @@ type Status struct {
 func (e *Engine) Status() Status {
 	return Status{
 		StateDir:       e.dir,
-		StateDirExists: e.StateDirExists(),
+		StateDirExists: stateDirExists(e.dir),
 		Settle:         e.settle,
-		Cache:          e.cache.stats(),
+		Cache:          e.caches.stats(),
 		Platform:       e.platform(),
 	}
 }
 
 // Invalidate drops what the engine keeps about the sessions ids (every
 // session when none is given), so that the next listing reads them afresh.
-func (e *Engine) Invalidate(ids ...string) {
-	if len(ids) == 0 {
-		e.invalidateAll()
-		return
-	}
-	for _, id := range ids {
-		e.invalidateSession(id, true)
-	}
+func (e *Engine) Invalidate(ids ...string) { e.caches.drop(ids...) }
+
+func stateDirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }

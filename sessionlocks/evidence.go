@@ -1,10 +1,13 @@
 package sessionlocks
 
-// Positive evidence that a session is held, beyond the lock's own pid: the
-// kernel's lock table, and CLIs in other PID namespaces. Each of these can
-// only keep a holder live; none makes one stale.
+// CLIs in other PID namespaces: a container sharing ~/.copilot writes its
+// own namespace's pids, which here name another process or none. What is
+// found here can only keep a holder live; it never makes one stale.
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // namesPID reports whether the process pid (here) is the one a lock file
 // names as named: the same pid, or its pid in the nested PID namespace it
@@ -58,4 +61,40 @@ func (e *Engine) inOtherNamespace(pid int, written, notBefore time.Time, tol tim
 		}
 	}
 	return found
+}
+
+// nsIndexTTL is how long the list of processes in other PID namespaces is
+// reused: walking /proc costs a read per process on the machine.
+const nsIndexTTL = 2 * time.Second
+
+// nsIndexCache is the engine's list of processes that run in PID
+// namespaces below its own, by their innermost pid.
+type nsIndexCache struct {
+	mu      sync.Mutex
+	at      time.Time
+	byInner map[int][]int
+}
+
+// inOtherNamespaces returns the pids (here) of the processes whose pid in
+// their own, nested PID namespace is pid. The list is made again unless it
+// was made after notBefore (and is younger than nsIndexTTL): a process
+// that wrote a lock at notBefore, and still runs, is then in it.
+func (e *Engine) inOtherNamespaces(pid int, notBefore time.Time) []int {
+	if e.nestedNS {
+		return nil // processes outside are invisible; and below, the sandbox's own
+	}
+	c := &e.nsIdx
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); c.byInner == nil || now.Sub(c.at) > nsIndexTTL || !c.at.After(notBefore) {
+		idx, err := readNSIndex()
+		if err != nil {
+			e.log.Debug("cannot list processes in other PID namespaces", "err", err)
+		}
+		c.byInner, c.at = idx, now
+		if c.byInner == nil {
+			c.byInner = map[int][]int{}
+		}
+	}
+	return c.byInner[pid]
 }

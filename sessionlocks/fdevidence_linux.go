@@ -15,6 +15,8 @@ package sessionlocks
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -79,6 +81,45 @@ func fdHoldsFlock(pid int, fd string) bool {
 		// "1:", "FLOCK", "ADVISORY", "WRITE", pid, maj:min:ino, start, end;
 		// a "->" marks a request waiting for the lock, not holding it.
 		if len(f) >= 4 && string(f[1]) == "FLOCK" && string(f[3]) == "WRITE" {
+			return true
+		}
+	}
+	return false
+}
+
+// holderOf finds the process that holds the exclusive flock on the file
+// want (named name) through a descriptor of its own: a walk of /proc, made
+// only to recover a .hold an older build set aside without its name. 0
+// when there is none this process can see.
+func holderOf(name string, want fileID) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, de := range ents {
+		if pid, err := strconv.Atoi(de.Name()); err == nil && pid > 0 && holdsFile(pid, name, want, true) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// lockTableHolds reports whether the machine's lock table (/proc/locks)
+// shows an exclusive flock held on the file want, whoever holds it: read
+// only, it never disturbs a CLI about to take its flock. A young .hold
+// whose named pid is not running here is asked this (a CLI this process
+// cannot see may hold it); the table costs a line per lock on the machine.
+func lockTableHolds(want fileID) bool {
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return false
+	}
+	id := fmt.Sprintf(" %02x:%02x:%d ", unix.Major(want.dev), unix.Minor(want.dev), want.ino)
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		// "1:", "FLOCK", "ADVISORY", "WRITE", pid, maj:min:ino, start, end;
+		// a "->" marks a request waiting for the lock, not holding it.
+		if len(f) >= 6 && string(f[1]) == "FLOCK" && string(f[3]) == "WRITE" && bytes.Contains(line, []byte(id)) {
 			return true
 		}
 	}

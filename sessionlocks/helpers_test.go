@@ -225,3 +225,32 @@ func mustSession(t testing.TB, e *Engine, id string) Session {
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// refsOf reads session id's holders as a listing finds them.
+func refsOf(t testing.TB, e *Engine, id string) []lockRef {
+	t.Helper()
+	dir := filepath.Join(e.dir, id)
+	snap, err := e.readSessionDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openDirStat(dir)
+	defer st.close()
+	var refs []lockRef
+	for _, i := range holderStarts(snap.files) {
+		if r, ok := refAt(id, dir, snap.files, i, st); ok {
+			refs = append(refs, r)
+		}
+	}
+	return refs
+}
+
+// listingOpts are a listing's judgement options; decisionOpts a decision's
+// that proves owners.
+func (e *Engine) listingOpts() judgeOpts { return e.optsFor(&dirSnapshot{}, e.platform()) }
+
+func (e *Engine) decisionOpts() judgeOpts {
+	o := e.listingOpts()
+	o.decision, o.prove = true, true
+	return o
+}

@@ -6,7 +6,9 @@ import (
 	yaml "go.yaml.in/yaml/v4"
 )
 
-// metadata is what workspace.yaml says about a session. Keys differ between
+// metadata is what workspace.yaml says about a session, read with the YAML
+// library (the CLI's own writer is YAML 1.2: `yes` and `2026-01-01` are
+// strings, which the string fields keep them as). Keys differ between
 // CLI versions: 1.0.102 writes name, older ones summary, git_root,
 // repository and branch.
 type metadata struct {
@@ -32,12 +34,9 @@ const maxWorkspaceYAML = 256 << 10
 // malformed file gives empty metadata and an error the caller may log; the
 // session is listed either way. It keeps no reference to b.
 func parseMetadata(b []byte) (metadata, error) {
-	m, ok := parseFlat(b)
-	if !ok {
-		var err error
-		if m, err = parseYAML(b); err != nil {
-			return metadata{}, err
-		}
+	var m metadata
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return metadata{}, err
 	}
 	m.created = parseTime(m.CreatedAt)
 	m.updated = parseTime(m.UpdatedAt)
@@ -45,15 +44,6 @@ func parseMetadata(b []byte) (metadata, error) {
 		m.Name = m.Summary
 	}
 	return m, nil
-}
-
-// parseYAML is the general parser, for files parseFlat refuses. It is a
-// function of its own so that the metadata it decodes into escapes to the
-// heap here, not on the fast path.
-func parseYAML(b []byte) (metadata, error) {
-	var m metadata
-	err := yaml.Unmarshal(b, &m)
-	return m, err
 }
 
 func parseTime(s string) time.Time {

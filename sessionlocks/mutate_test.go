@@ -1,7 +1,6 @@
 package sessionlocks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -202,14 +200,14 @@ func TestListOrderCacheAndMetadata(t *testing.T) {
 	if !ss[3].Holders[0].Cached {
 		t.Error("second listing did not use the cache")
 	}
-	st := e.Caches().Stats()
+	st := e.Status().Cache
 	if st.Hits != 1 || st.Misses != 1 || st.Entries != 1 {
 		t.Errorf("cache stats %+v, want 1 hit, 1 miss, 1 entry", st)
 	}
-	e.Caches().InvalidatePID(ss[3].Holders[0].PID)
+	e.Invalidate("s0")
 	ss, _ = e.List(ctx, ListOptions{})
 	if ss[3].Holders[0].Cached {
-		t.Error("InvalidatePID did not drop the verdict")
+		t.Error("Invalidate did not drop the verdict")
 	}
 	if s, _ := e.Judge(ctx, "s0"); s.Holders[0].Cached {
 		t.Error("Session (a decision) used the cache")
@@ -246,204 +244,21 @@ func TestNewLockInCachedDirectoryIsSeen(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestWatchedTrustsSnapshotsUntilInvalidated pins down SetWatched's contract:
-// a watched engine does not look at a directory again until the watcher
-// says it changed, and then it must.
-func TestWatchedTrustsSnapshotsUntilInvalidated(t *testing.T) {
-	ctx := context.Background()
-	sd := t.TempDir()
-	dir := newSession(t, sd, "s")
-	e := newEngine(t, sd, settle)
-	e.Caches().SetWatched(true)
-	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
-		t.Fatal("not free at first")
-	}
-	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateFree {
-		t.Fatal("a watched engine re-read a directory nobody invalidated (the snapshot is not being used)")
-	}
-	if s := mustSession(t, e, "s"); s.State != StateStale {
-		t.Fatalf("Session (a decision) must read afresh even when watched: %s", s.State)
-	}
-	e.Caches().InvalidateSession("s")
-	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
-		t.Fatalf("after InvalidateSession the new lock was missed: %s", ss[0].State)
-	}
-	e.Caches().SetWatched(false)
-	os.Remove(filepath.Join(dir, lockFileName(0)))
-	newSession(t, sd, "t")
-	if ss, _ := e.List(ctx, ListOptions{}); len(ss) != 2 {
-		t.Fatalf("unwatched, a new session must be found by the state dir's mtime: %d sessions", len(ss))
-	}
-}
-
-// TestTrustSinceKeepsOnlyWhatWasReadUnderWatch: a watcher that arms its
-// watches, calls Mark and lists may have the engine trust that listing's
-// snapshots (TrustSince), but never one read before the mark, when a change
-// could have escaped the watches.
-func TestTrustSinceKeepsOnlyWhatWasReadUnderWatch(t *testing.T) {
-	ctx := context.Background()
-	sd := t.TempDir()
-	before := newSession(t, sd, "before")
-	e := newEngine(t, sd, settle)
-	if _, err := e.List(ctx, ListOptions{IDs: []string{"before"}}); err != nil { // read before the mark
-		t.Fatal(err)
-	}
-	writeLock(t, before, deadPID(t), time.Now().Add(-time.Minute)) // unseen by any watch
-	mark := e.Caches().Mark()
-	after := newSession(t, sd, "after")
-	if _, err := e.List(ctx, ListOptions{IDs: []string{"after"}}); err != nil { // read after the mark
-		t.Fatal(err)
-	}
-	e.Caches().TrustSince(mark)
-	if !e.Caches().Watched() {
-		t.Fatal("TrustSince did not turn trust on")
-	}
-	writeLock(t, after, deadPID(t), time.Now().Add(-time.Minute)) // a watcher would report this one
-	ss, err := e.List(ctx, ListOptions{IDs: []string{"before", "after"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ss[0].State != StateStale {
-		t.Errorf("a snapshot read before the mark was trusted: %s is %s, its lock missed", ss[0].ID, ss[0].State)
-	}
-	if ss[1].State != StateFree {
-		t.Errorf("the snapshot read after the mark was not kept (%s): TrustSince dropped it like SetWatched", ss[1].State)
-	}
-}
-
-// TestConfirmingRereadsARacyWorkspaceYAML: the watcher's confirmation of
-// a snapshot read before its watches checks workspace.yaml by its
-// identity, which a same-size rewrite within one timestamp tick of the read
-// leaves as it was. A file that young when read is read again.
-func TestConfirmingRereadsARacyWorkspaceYAML(t *testing.T) {
-	ctx := context.Background()
-	sd := t.TempDir()
-	dir := newSession(t, sd, "s")
-	ws := filepath.Join(dir, "workspace.yaml")
-	tick := time.Now().Add(-100 * time.Millisecond) // the file's one timestamp tick, just before the read
-	past := time.Now().Add(-time.Hour)
-	os.Chtimes(ws, tick, tick)
-	os.Chtimes(dir, past, past) // an old directory: its snapshot is confirmed by its stat
-	e := newEngine(t, sd, settle)
-	if ss, err := e.List(ctx, ListOptions{}); err != nil || len(ss) != 1 || ss[0].Name != "Session s" {
-		t.Fatalf("first listing: %+v, %v", ss, err)
-	}
-	// Rewritten in place, the same size, within the same tick: nothing of
-	// its identity (inode, size, mtime) or its directory's changes.
-	b, _ := os.ReadFile(ws)
-	if err := os.WriteFile(ws, bytes.Replace(b, []byte("Session s"), []byte("Renamed s"), 1), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Chtimes(ws, tick, tick)
-	os.Chtimes(dir, past, past)
-	mark := e.Caches().Mark()
-	if _, err := e.List(ctx, ListOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.Caches().TrustSince(mark)
-	ss, err := e.List(ctx, ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ss[0].Name != "Renamed s" {
-		t.Errorf("the trusted snapshot names the session %q: workspace.yaml, racy when read, was trusted by its identity", ss[0].Name)
-	}
-}
-
-// TestWatchedListingEndsWithItsVerdicts: a watched engine answers a repeated
-// listing from the last one, but only while every verdict in it would still
-// come from the probe cache. A holder killed without any file event (the
-// watcher's exit event is not delivered here) is seen once its verdict's
-// TTL has passed, as it would be without the kept listing.
-func TestWatchedListingEndsWithItsVerdicts(t *testing.T) {
-	ctx := context.Background()
-	sd := t.TempDir()
-	newSession(t, sd, "s")
-	h := startHolder(t, sd, "s")
-	var skew atomic.Int64
-	e := New(Options{StateDir: sd, Settle: 50 * time.Millisecond, CacheTTL: 3 * time.Second, Logger: quiet,
-		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	e.Caches().SetWatched(true)
-	skew.Store(int64(100 * time.Millisecond)) // past the settle window
-	for i := range 3 {
-		ss, err := e.List(ctx, ListOptions{})
-		if err != nil || ss[0].State != StateInUse {
-			t.Fatalf("listing %d: %v %+v", i, err, ss)
-		}
-		if i > 0 && !ss[0].Holders[0].Cached {
-			t.Fatalf("listing %d re-probed a verdict that was cached", i)
-		}
-	}
-	if e.lastList.Load() == nil {
-		t.Fatal("a repeated watched listing was not kept: this test exercises nothing")
-	}
-	h.killAndReap()
-	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateInUse {
-		t.Logf("the verdict was re-probed early (%s); fine, but the kept listing went unexercised", ss[0].State)
-	}
-	skew.Add(int64(4 * time.Second))
-	if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
-		t.Fatalf("past the verdict's TTL the kept listing still says %s for a dead holder", ss[0].State)
-	}
-}
-
-// TestListingDuringAnInvalidationIsNotKept: a listing that begins after an
-// invalidation moved the epoch on but before it dropped the caches reads
-// the old snapshot; it may say what was true just before the event, but it
-// must not be kept and served again once the event was handled.
-func TestListingDuringAnInvalidationIsNotKept(t *testing.T) {
-	for _, inv := range invalidations {
-		t.Run(inv.name, func(t *testing.T) {
-			ctx := context.Background()
-			sd := t.TempDir()
-			dir := newSession(t, sd, "s")
-			e := newEngine(t, sd, settle)
-			e.Caches().SetWatched(true)
-			e.List(ctx, ListOptions{})
-			e.List(ctx, ListOptions{}) // kept
-			writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-			e.onInvalidating = func() {
-				e.onInvalidating = nil
-				e.List(ctx, ListOptions{}) // between the epoch's move and the drops: reads the old snapshot
-			}
-			inv.f(e, "s")
-			for i := range 3 {
-				if ss, _ := e.List(ctx, ListOptions{}); ss[0].State != StateStale {
-					t.Fatalf("listing %d after the event was handled says %s: a listing made mid-invalidation was kept", i, ss[0].State)
-				}
-			}
-		})
-	}
-}
-
-// invalidations are the two ways a watcher announces a change to a
-// session's files; both must drop what the engine knew of them.
-var invalidations = []struct {
-	name string
-	f    func(e *Engine, id string)
-}{
-	{"InvalidateSession", func(e *Engine, id string) { e.Caches().InvalidateSession(id) }},
-	{"InvalidateSessionFiles", func(e *Engine, id string) { e.Caches().InvalidateSessionFiles(id) }},
-}
-
-// TestInvalidateSessionFiles: a change to a session's files is seen after
-// InvalidateSessionFiles, and the list of sessions it keeps is still checked
-// against the state dir, so a session created meanwhile is listed too.
-func TestInvalidateSessionFiles(t *testing.T) {
+// TestInvalidate: a change to a session's files is seen after Invalidate,
+// and a session created meanwhile, not announced, is listed too.
+func TestInvalidate(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()
 	newSession(t, sd, "a")
 	dir := newSession(t, sd, "b")
 	e := newEngine(t, sd, settle)
-	e.Caches().SetWatched(true)
 	e.List(ctx, ListOptions{})
-	e.List(ctx, ListOptions{}) // kept
+	e.List(ctx, ListOptions{})
 	os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte("name: Renamed\n"), 0o600)
 	pid := deadPID(t)
 	writeLock(t, dir, pid, time.Now().Add(-time.Minute))
 	newSession(t, sd, "c") // not announced yet
-	e.Caches().InvalidateSessionFiles("b")
+	e.Invalidate("b")
 	ss, err := e.List(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -470,17 +285,17 @@ func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 	}
 	yaml := filepath.Join(dir, "workspace.yaml")
 	os.WriteFile(yaml, nil, 0o600) // truncated, not yet rewritten
-	e.Caches().InvalidateSession("s")
+	e.Invalidate("s")
 	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Session s" {
 		t.Fatalf("a half-written workspace.yaml blanked the name: %q", ss[0].Name)
 	}
 	os.WriteFile(yaml, []byte("name: Renamed\n"), 0o600)
-	e.Caches().InvalidateSession("s")
+	e.Invalidate("s")
 	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Renamed" {
 		t.Fatalf("the rewritten name was not read: %q", ss[0].Name)
 	}
 	os.Remove(yaml)
-	e.Caches().InvalidateSession("s")
+	e.Invalidate("s")
 	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "" {
 		t.Fatalf("a deleted workspace.yaml still names the session: %q", ss[0].Name)
 	}
@@ -514,7 +329,7 @@ func TestReclaimYoungStaleHolderWithHold(t *testing.T) {
 	}
 }
 
-func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
+func TestConcurrentListsAndInvalidation(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()
 	for i := range 200 {
@@ -547,7 +362,7 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 		done := make(chan []Session)
 		go func() { ss, _ := e.List(ctx, ListOptions{}); done <- ss }()
 		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-		e.Caches().InvalidateSession("s7")
+		e.Invalidate("s7")
 		ss, _ := e.List(ctx, ListOptions{})
 		<-done
 		var s7 Session
@@ -560,7 +375,7 @@ func TestConcurrentListsShareAScanButNotAcrossInvalidation(t *testing.T) {
 			t.Fatal("a listing begun after the invalidation returned the older scan's view")
 		}
 		os.Remove(filepath.Join(dir, s7.Holders[0].LockFile[len(dir)+1:]))
-		e.Caches().InvalidateSession("s7")
+		e.Invalidate("s7")
 	}
 }
 
@@ -589,59 +404,5 @@ func TestClockStepWidensTheTolerance(t *testing.T) {
 	e.boot0 = e.boot0.Add(-time.Hour)
 	if s := mustSession(t, e, "s"); s.Holders[0].Verdict == Stale {
 		t.Fatalf("after a clock step a 3 s margin still judged %s: %s", s.Holders[0].Reason, s.Holders[0].Detail)
-	}
-}
-
-// TestListSharedIsTheKeptListing: a watched engine hands ListShared callers
-// its kept listing itself, the same slice each time, so that the server may
-// reuse its encoding by identity. That is only sound if the slice never
-// changes: List's callers get copies they may modify, and any invalidation
-// ends the sharing.
-func TestListSharedIsTheKeptListing(t *testing.T) {
-	ctx := context.Background()
-	sd := t.TempDir()
-	newSession(t, sd, "a")
-	dir := newSession(t, sd, "b")
-	e := newEngine(t, sd, settle)
-	e.Caches().SetWatched(true)
-	e.List(ctx, ListOptions{}) // read
-	e.List(ctx, ListOptions{}) // kept
-	first, err := e.listShared(ctx)
-	if err != nil || len(first) != 2 {
-		t.Fatalf("ListShared: %v %+v", err, first)
-	}
-	again, _ := e.listShared(ctx)
-	if &again[0] != &first[0] {
-		t.Fatal("a listing with nothing changed was not shared: the server could not reuse its encoding")
-	}
-	own, _ := e.List(ctx, ListOptions{})
-	if &own[0] == &first[0] {
-		t.Fatal("List gave out the kept listing, which its caller may modify")
-	}
-	own[0].State, own[0].Name = StateInUse, "modified"
-	if after, _ := e.listShared(ctx); after[0].State != first[0].State || after[0].Name == "modified" {
-		t.Fatal("modifying List's answer changed the kept listing")
-	}
-	writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
-	e.Caches().InvalidateSession("b")
-	changed, _ := e.listShared(ctx)
-	if &changed[0] == &first[0] {
-		t.Fatal("after an invalidation ListShared still handed out the old listing")
-	}
-	for _, s := range changed {
-		if s.ID == "b" && s.State != StateStale {
-			t.Fatalf("b is %s after its stale lock appeared", s.State)
-		}
-	}
-	// The listing List itself makes (and the engine keeps) is copied too.
-	e.Caches().InvalidateSessionFiles("a")
-	made, _ := e.List(ctx, ListOptions{})
-	kept, _ := e.listShared(ctx)
-	if &made[0] == &kept[0] {
-		t.Fatal("List gave out the listing it made and the engine kept")
-	}
-	made[0].Name = "modified"
-	if again, _ := e.listShared(ctx); again[0].Name == "modified" || &again[0] != &kept[0] {
-		t.Fatal("modifying List's own listing changed the kept one")
 	}
 }

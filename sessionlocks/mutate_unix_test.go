@@ -90,8 +90,16 @@ func TestForce(t *testing.T) {
 		if len(res.NotSignalled) != 1 || !strings.Contains(res.NotSignalled[0].Why, "no .hold") {
 			t.Errorf("not signalled %+v, want one saying the lock has no .hold", res.NotSignalled)
 		}
-		if len(res.Removed) != 1 {
-			t.Errorf("force must still remove the lock: removed %d", len(res.Removed))
+		// A CLI that was not stopped keeps its lock: its session must not
+		// read free while it runs.
+		if len(res.Removed) != 0 || len(res.Kept) != 1 || res.Session.State != StateInUse {
+			t.Errorf("removed %d, kept %d, session %s: want the live holder's lock kept and the session in use", len(res.Removed), len(res.Kept), res.Session.State)
+		}
+		// Without terminate, force keeps its meaning: the user takes the
+		// session over while it runs.
+		res, err = newEngine(t, sd, settle).Force(ctx, "s", ForceOptions{})
+		if err != nil || len(res.Removed) != 1 || res.Session.State != StateFree {
+			t.Errorf("force without terminate: removed %d, session %s, %v", len(res.Removed), res.Session.State, err)
 		}
 	})
 	t.Run("never signal an unknown holder", func(t *testing.T) {
@@ -241,10 +249,6 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 			}
 			newSession(t, sd, "s")
 			e := newEngine(t, sd, settle)
-			e.Caches().SetWatched(true)
-			if !e.Caches().Watched() {
-				t.Fatal("not watched")
-			}
 			if ss, _ := e.List(ctx, ListOptions{}); len(ss) != 1 || ss[0].State != StateFree {
 				t.Fatalf("first listing: %+v", ss)
 			}
@@ -263,9 +267,6 @@ func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 			ss, err := e.List(ctx, ListOptions{})
 			if err != nil || len(ss) != 1 || ss[0].State != StateStale {
 				t.Fatalf("after the state dir was replaced the listing still served the old snapshot: %+v %v", ss, err)
-			}
-			if e.Caches().Watched() {
-				t.Fatal("the engine still trusts snapshots of a directory nobody watches")
 			}
 		})
 	}

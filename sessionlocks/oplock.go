@@ -15,6 +15,24 @@ import (
 
 const opLockDir = ".session-operation-locks"
 
+// lockSession takes this process's mutex of session id, then the CLI's
+// operation lock on it: a mutation holds both.
+func (e *Engine) lockSession(ctx context.Context, id string) (release func(), err error) {
+	unlock, err := e.locks.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.beforeOpLock != nil {
+		e.beforeOpLock()
+	}
+	opRelease, err := e.opLock(ctx, id)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { opRelease(); unlock() }, nil
+}
+
 // opLock takes the operation lock of session id, creating its file as the
 // CLI does if it is absent, retrying for up to opLockWait.
 func (e *Engine) opLock(ctx context.Context, id string) (release func(), err error) {

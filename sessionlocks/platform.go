@@ -1,27 +1,24 @@
 package sessionlocks
 
+// The portable half of the platform layer. Each system supplies, in its
+// own files:
+//
+//	readProc(pid int) procInfo             what the kernel says about a pid (proc_*.go)
+//	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
+//	probeHold(path, want) holdProbe        whether someone holds the .hold file's lock
+//	openRemover(dir) remover               removes a session's files: set aside, checked, unlinked (remove.go)
+//	tryLock(f *os.File) error              non-blocking exclusive lock
+//	unlockFile(f *os.File)
+//	lstatID(path string) (fileID, error)   lstat, as a fileID
+//	openDirStat(dir) dirStat               lstat's names in one directory
+//	openDirNoFollow(dir) (*os.File, error) opens a directory for listing, never through a link
+//	openOpLockFile(stateDir, id)           open (creating) the CLI's operation lock file of a session (oplock_*.go)
+//	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
+
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"time"
 )
-
-// This file holds the portable half of the platform layer. Each OS supplies,
-// in its own file:
-//
-//	readProc(pid int) procInfo             what the kernel says about a pid
-//	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
-//	probeHold(path, want) holdProbe        whether someone holds the .hold file's lock
-//	removeInDir(dir, name, want) error     unlink a regular file only if it is still want
-//	tryLock(f *os.File) error              non-blocking exclusive lock (the operation lock)
-//	unlockFile(f *os.File)
-//	terminate(pid int) error               ask a process to exit (SIGTERM)
-//	lstatID(path string) (fileID, error)   lstat, as a fileID
-//	statID(path string) (fileID, error)    stat (following links), as a fileID
-//	openOpLockFile(stateDir, id)           open (creating) the CLI's operation lock file of a session (oplock_*.go)
-//	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
-//	dirReader                               reads session directories for one scan worker (readdir_*.go)
 
 // procState is whether a process exists.
 type procState int
@@ -51,32 +48,19 @@ type procInfo struct {
 
 // holdProbe is the result of testing a .hold file's lock.
 type holdProbe struct {
-	held bool
-	id   fileID // the file probed (its identity, from the open descriptor)
-	err  error  // the probe could not be made; held is meaningless
+	held    bool
+	changed bool   // the file at the path is not the one judged: a CLI re-created it
+	id      fileID // the file probed (its identity, from the open descriptor)
+	err     error  // the probe could not be made; held is meaningless
 }
 
 // errNotRegular is returned for lock files that are links, FIFOs, devices or
 // directories: they are never opened, and never deleted.
 var errNotRegular = errors.New("not a regular file; left alone")
 
-// idBatch is how many session ids the state dir's reader hands to the
-// scan at a time.
-const idBatch = 256
-
 // errNotDir is returned for a session directory that is a symlink or not a
 // directory at all: it is not followed, and not a session.
 var errNotDir = errors.New("not a directory")
-
-// sessionDir is what a dirReader read of one session directory.
-type sessionDir struct {
-	id      fileID     // the directory, as it was before it was listed
-	files   []lockFile // its inuse.* files, sorted (sortLockFiles)
-	hasMeta bool       // it holds a workspace.yaml
-	meta    []byte     // workspace.yaml's bytes; valid until the reader's next read
-	metaID  fileID
-	metaErr error // workspace.yaml could not be read
-}
 
 // errChanged means a file was replaced or rewritten after it was judged.
 var errChanged = errors.New("file changed since it was judged; left alone")
@@ -103,17 +87,27 @@ func sameFile(want, got fileID) bool {
 // writes its lock in the same instant it starts is never called a reused pid.
 const startTolerance = time.Second
 
-// privateName is a name no CLI uses, for a file set aside on its way out
-// (see removeInDir): not a session id, not a lock name.
-func privateName() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return ".sessionlocks-removing-" + hex.EncodeToString(b[:])
-}
+// removalStep names the steps of a removal after which a crash leaves
+// something for recover.go (docs/judging.md has the table).
+type removalStep string
 
-// testHookRemoving, when set (tests), runs in removeInDir between checking
-// the file and setting it aside: where a CLI re-creating it races the removal.
-var testHookRemoving func(path string)
+const (
+	stepHoldLocked removalStep = "hold-locked" // the .hold's own flock is taken
+	stepSetAside   removalStep = "set-aside"   // renamed to its set-aside name
+	stepChecked    removalStep = "checked"     // found to be the file judged
+	stepUnlinked   removalStep = "unlinked"
+	stepPutBack    removalStep = "put-back" // not the file judged: back under its name
+)
+
+// testHookRemoval, when set (tests), runs after each step of a removal:
+// the tests kill the process there, as a crash would.
+var testHookRemoval func(step removalStep, path string)
+
+func reached(step removalStep, path string) {
+	if testHookRemoval != nil {
+		testHookRemoval(step, path)
+	}
+}
 
 // testHookOpLockDir, when set (tests), runs after the operation-lock
 // directory was made or found and before it is opened: where it could be

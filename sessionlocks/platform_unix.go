@@ -7,9 +7,6 @@ package sessionlocks
 // reading small files without following links.
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -96,7 +93,7 @@ func probeHold(path string, want fileID) holdProbe {
 		return holdProbe{id: id, err: errNotRegular}
 	}
 	if !sameFile(want, id) {
-		return holdProbe{id: id, err: errChanged}
+		return holdProbe{id: id, changed: true}
 	}
 	for {
 		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
@@ -113,105 +110,6 @@ func probeHold(path string, want fileID) holdProbe {
 	default:
 		return holdProbe{id: id, err: err}
 	}
-}
-
-// removeInDir unlinks dir/name only if it is still the regular file want.
-// The directory is opened without following links and the name resolved
-// relative to it, so a session directory swapped for a symlink cannot
-// redirect the unlink elsewhere. A check and an unlink by name would race
-// a CLI re-creating the file between the two; so the file is first renamed
-// aside under a private name, then checked, and unlinked only if it is the
-// one judged. If it is not, it is put back under its name (without
-// replacing anything that took the name meanwhile).
-func removeInDir(dir, name string, want fileID) error {
-	rm := openRemover(dir)
-	defer rm.close()
-	return rm.remove(name, want)
-}
-
-// remover removes files of one directory, opened once (see removeInDir).
-type remover struct {
-	dir string
-	fd  int
-	err error
-}
-
-func openRemover(dir string) remover {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return remover{dir: dir, fd: -1, err: &os.PathError{Op: "open", Path: dir, Err: err}}
-	}
-	return remover{dir: dir, fd: fd}
-}
-
-func (rm remover) close() {
-	if rm.fd >= 0 {
-		unix.Close(rm.fd)
-	}
-}
-
-// remove is removeInDir for a file of rm's directory.
-func (rm remover) remove(name string, want fileID) error {
-	if rm.err != nil {
-		return rm.err
-	}
-	// Only the check of what was set aside proves which file goes; one
-	// before the rename would prove nothing more (and costs, in a directory
-	// of 100,000 dead locks, a fifth of the time).
-	dfd, path := rm.fd, filepath.Join(rm.dir, name)
-	if testHookRemoving != nil {
-		testHookRemoving(path)
-	}
-	aside := privateName()
-	if err := unix.Renameat(dfd, name, dfd, aside); err != nil {
-		if err == unix.ENOENT {
-			return &os.PathError{Op: "remove", Path: path, Err: fs.ErrNotExist}
-		}
-		return &os.PathError{Op: "remove", Path: path, Err: err}
-	}
-	err := checkAt(dfd, aside, path, want)
-	if err == nil {
-		if uerr := unix.Unlinkat(dfd, aside, 0); uerr == nil {
-			return nil
-		} else {
-			err = &os.PathError{Op: "remove", Path: path, Err: uerr}
-		}
-	}
-	// Not the file judged, or it would not go: put it back.
-	if berr := renameExclAt(dfd, aside, name); berr != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s", err, berr, filepath.Join(rm.dir, aside))}
-	}
-	return err
-}
-
-// linkBackAt is renameExclAt where the file system has no exclusive
-// rename: link(2) fails with EEXIST as wanted, but not for directories.
-func linkBackAt(dfd int, from, to string) error {
-	if err := unix.Linkat(dfd, from, dfd, to, 0); err != nil {
-		return err
-	}
-	return unix.Unlinkat(dfd, from, 0)
-}
-
-// checkAt checks that name in the directory open at dfd is the regular
-// file want; path names it in errors.
-func checkAt(dfd int, name, path string, want fileID) error {
-	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return &os.PathError{Op: "lstat", Path: path, Err: err}
-	}
-	got := statToID(&st)
-	if !isRegular(got) {
-		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
-	}
-	if got != want {
-		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
-	}
-	return nil
 }
 
 func tryLock(f *os.File) error {
@@ -333,6 +231,19 @@ func (d dirStat) close() {
 	if d.fd >= 0 {
 		unix.Close(d.fd)
 	}
+}
+
+// openDirNoFollow opens dir for listing, failing rather than follow a
+// symlink in its place.
+func openDirNoFollow(dir string) (*os.File, error) {
+	fd, err := openNoIntr(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+	if err != nil {
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			err = errNotDir
+		}
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir), nil
 }
 
 // pidGone reports that no process or thread has pid (kill(pid, 0) fails

@@ -6,7 +6,6 @@ package sessionlocks
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,7 +121,7 @@ func probeHold(path string, want fileID) holdProbe {
 		return holdProbe{id: id, err: err}
 	}
 	if !sameFile(want, id) {
-		return holdProbe{id: id, err: errChanged}
+		return holdProbe{id: id, changed: true}
 	}
 	ol := new(windows.Overlapped)
 	err = windows.LockFileEx(h, windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
@@ -134,74 +133,6 @@ func probeHold(path string, want fileID) holdProbe {
 		return holdProbe{held: true, id: id}
 	}
 	return holdProbe{id: id, err: err}
-}
-
-// removeInDir removes dir/name only if it is still the regular file want:
-// moved aside under a private name first, checked there, and removed only
-// if it is the one judged; otherwise moved back (never replacing a file
-// that took the name meanwhile).
-// remover removes files of one directory, by path.
-type remover struct{ dir string }
-
-func openRemover(dir string) remover { return remover{dir} }
-
-func (rm remover) close() {}
-
-func (rm remover) remove(name string, want fileID) error { return removeInDir(rm.dir, name, want) }
-
-func removeInDir(dir, name string, want fileID) error {
-	path := filepath.Join(dir, name)
-	if err := checkFile(path, path, want); err != nil {
-		return err
-	}
-	aside := filepath.Join(dir, privateName())
-	if err := moveNoReplace(path, aside); err != nil {
-		return &os.PathError{Op: "remove", Path: path, Err: err}
-	}
-	if err := checkFile(aside, path, want); err != nil {
-		if merr := moveNoReplace(aside, path); merr != nil {
-			return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s", errChanged, merr, aside)}
-		}
-		return err
-	}
-	if err := os.Remove(aside); err != nil {
-		moveNoReplace(aside, path)
-		return &os.PathError{Op: "remove", Path: path, Err: err}
-	}
-	return nil
-}
-
-func checkFile(p, path string, want fileID) error {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return &os.PathError{Op: "lstat", Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return &os.PathError{Op: "remove", Path: path, Err: errNotRegular}
-	}
-	// Type, size and time only: FAT numbers a file by its directory entry,
-	// so the rename aside gives it another file index (probeHold checked
-	// the identity of the file judged).
-	got := fileIDOf(fi)
-	got.dev, got.ino = want.dev, want.ino
-	if got != want {
-		return &os.PathError{Op: "remove", Path: path, Err: errChanged}
-	}
-	return nil
-}
-
-// moveNoReplace renames from to to, failing if to exists (os.Rename would
-// replace it).
-func moveNoReplace(from, to string) error {
-	f, err := windows.UTF16PtrFromString(from)
-	if err != nil {
-		return err
-	}
-	t, err := windows.UTF16PtrFromString(to)
-	if err != nil {
-		return err
-	}
-	return windows.MoveFileEx(f, t, 0)
 }
 
 func tryLock(f *os.File) error {
@@ -268,6 +199,19 @@ func fileTypeBits(m os.FileMode) uint32 {
 		return 1 // regular: non-zero so that fileID.exists() holds
 	}
 	return t
+}
+
+// openDirNoFollow opens dir for listing, refusing a link (a reparse point)
+// in its place.
+func openDirNoFollow(dir string) (*os.File, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: errNotDir}
+	}
+	return os.Open(dir)
 }
 
 // dirStat lstat's names in one directory, by path.

@@ -1,11 +1,11 @@
 package sessionlocks
 
-// Removing a judged holder's files, as both Reclaim and Force do: only the
-// files judged (checked again under the operation lock), and a .hold only if
-// nobody holds its lock, unless the user decided otherwise.
+// Removing a judged holder's files, under the session's operation lock:
+// only the files judged, each set aside, checked and unlinked (remove_*.go).
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 )
@@ -16,33 +16,39 @@ import (
 // write 100,000 lines.
 const maxLoggedRemovals = 100
 
-// removeHolder deletes a holder's .lock and .hold, each only if it is still
-// the file that was judged, through rm (the holder's session directory). A
-// .hold is deleted only if it is unlocked, unless force is set. The caller
-// holds the session's operation lock.
-func (e *Engine) removeHolder(h Holder, force bool, rm remover) error {
-	removeHold := h.HoldFile != "" && h.holdID.exists()
-	// Every precondition is checked before anything is unlinked: a .lock
-	// removed beside a .hold that turns out to be held would leave a live
-	// CLI without its lock.
-	if removeHold && !force && !h.holdFree {
-		// Judging did not find it free. The caller holds the session's
-		// operation lock, so no CLI is opening the session and a probe now
-		// cannot get in a starting CLI's way.
-		if hp := probeHold(h.HoldFile, h.holdID); hp.err != nil || hp.held {
-			why := "its kernel lock is held"
-			if hp.err != nil {
-				why = "its kernel lock could not be probed: " + hp.err.Error()
+// removeStale removes a holder judged stale: its .hold first, its own
+// exclusive flock taken before and released after (a CLI that opened the
+// same file meanwhile either holds the flock, and then both files stay, or
+// cannot take it and refuses to open), then its .lock.
+func removeStale(h Holder, rm remover) error {
+	if h.holdID.exists() {
+		name := filepath.Base(h.HoldFile)
+		f, err := rm.lockHold(name, h.holdID)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, errLockBusy):
+			return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New("its kernel lock is held now: a process has the session open; nothing was removed")}
+		case err != nil:
+			fe := fileErr(err).(*FileError)
+			fe.Err = fmt.Errorf("%w; nothing was removed", fe.Err)
+			return fe
+		default:
+			defer f.Close()
+			if err := rm.remove(name, h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fileErr(err)
 			}
-			return &FileError{Op: "remove", Path: h.HoldFile, Err: errors.New(why + "; nothing was removed")}
 		}
 	}
-	if h.lockID.exists() {
-		if err := rm.remove(filepath.Base(h.LockFile), h.lockID); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fileErr(err)
-		}
+	return removeLock(h, rm)
+}
+
+// removeTaken removes the files of a holder the user decided to take over
+// (Force): its .lock, then its .hold, whoever holds its flock.
+func removeTaken(h Holder, rm remover) error {
+	if err := removeLock(h, rm); err != nil {
+		return err
 	}
-	if removeHold {
+	if h.holdID.exists() {
 		if err := rm.remove(filepath.Base(h.HoldFile), h.holdID); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fileErr(err)
 		}
@@ -50,10 +56,25 @@ func (e *Engine) removeHolder(h Holder, force bool, rm remover) error {
 	return nil
 }
 
+func removeLock(h Holder, rm remover) error {
+	if !h.lockID.exists() {
+		return nil
+	}
+	if err := rm.remove(filepath.Base(h.LockFile), h.lockID); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fileErr(err)
+	}
+	return nil
+}
+
+// fileErr is err as a *FileError.
 func fileErr(err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	var fe *FileError
+	switch {
+	case errors.As(err, &fe):
+		return fe
+	case errors.As(err, &pe):
 		return &FileError{Op: pe.Op, Path: pe.Path, Err: pe.Err}
 	}
-	return err
+	return &FileError{Op: "remove", Err: err}
 }

@@ -18,7 +18,7 @@ import (
 // one character in a state dir of 10,000 sessions matches hundreds.
 const maxCandidates = 20
 
-// ResolveID returns the id of the session that id names: id itself when a
+// Resolve returns the id of the session that id names: id itself when a
 // session directory has exactly that name (an exact id always wins, even
 // when it is also the prefix of other ids), else the one session whose id
 // begins with id. An invalid id (a dot-name such as
@@ -33,23 +33,19 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if isSessionDir(filepath.Join(e.dir, id)) {
 		return id, nil
 	}
-	var matches []string
-	err := readSessionIDs(e.dir, func(ids []string) {
-		for _, c := range ids {
-			if strings.HasPrefix(c, id) {
-				matches = append(matches, c)
-			}
-		}
-	})
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if _, err := os.Stat(e.dir); errors.Is(err, fs.ErrNotExist) {
 		return "", &NotFoundError{ID: id, Dir: e.dir, NoDir: true}
-	case err != nil:
-		return "", &StateDirError{Path: e.dir, Err: err}
 	}
-	// A file system that does not say which entries are directories lists
-	// files too: only directories (never symlinks) are sessions.
-	matches = slices.DeleteFunc(matches, func(c string) bool { return !isSessionDir(filepath.Join(e.dir, c)) })
+	ids, err := e.sessionIDs()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, c := range ids {
+		if strings.HasPrefix(c, id) {
+			matches = append(matches, c)
+		}
+	}
 	switch len(matches) {
 	case 0:
 		return "", &NotFoundError{ID: id, Dir: e.dir}
@@ -60,24 +56,6 @@ func (e *Engine) Resolve(id string) (string, error) {
 	ae := &AmbiguousIDError{Prefix: id, Count: len(matches)}
 	ae.Candidates = matches[:min(len(matches), maxCandidates)]
 	return "", ae
-}
-
-// ResolveIDs resolves each of ids (see ResolveID), in order, dropping
-// repeats of a session already resolved; index says which one failed.
-func (e *Engine) resolveIDs(ids []string) (out []string, index int, err error) {
-	seen := make(map[string]bool, len(ids))
-	out = make([]string, 0, len(ids))
-	for i, id := range ids {
-		full, err := e.Resolve(id)
-		if err != nil {
-			return nil, i, err
-		}
-		if !seen[full] {
-			seen[full] = true
-			out = append(out, full)
-		}
-	}
-	return out, -1, nil
 }
 
 // isSessionDir reports whether path is a directory itself, not a link to one:

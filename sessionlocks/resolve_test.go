@@ -101,13 +101,4 @@ func TestResolveID(t *testing.T) {
 		}
 	})
 
-	t.Run("ResolveIDs drops repeats and says which failed", func(t *testing.T) {
-		got, _, err := e.resolveIDs([]string{"3333b", "3333bbbb-cccc", "abc"})
-		if err != nil || fmt.Sprint(got) != "[3333bbbb-cccc abc]" {
-			t.Fatalf("got %v, %v", got, err)
-		}
-		if _, i, err := e.resolveIDs([]string{"abc", "3333"}); i != 1 || !errors.Is(err, ErrAmbiguousID) {
-			t.Fatalf("got %d, %v", i, err)
-		}
-	})
 }

@@ -18,8 +18,9 @@ import (
 
 // target is an owner with a pidfd open on it.
 type target struct {
-	pid int
-	fd  int
+	pid   int
+	fd    int
+	owner *Owner // what it was proven to be
 }
 
 // openOwner opens a pidfd on o and verifies that it is still o.

@@ -1,8 +1,10 @@
 package sessionlocks
 
-// Which owners may be signalled, and the start-time comparison that tells a
-// process from one that reused its pid: never this process, its ancestors,
-// a namespace init or another user's process.
+// Which owners may be signalled, and when: never this process, its
+// ancestors, a namespace init or another user's process; SIGTERM to each
+// proven owner, and SIGKILL after the grace period only to one proven again
+// to hold the session right before. Also the start-time comparison that
+// tells a process from one that reused its pid.
 
 import (
 	"fmt"
@@ -52,6 +54,9 @@ func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
 			e.beforeSignal(o)
 		}
 		t, err := openOwner(o)
+		if err == nil {
+			t.owner = o
+		}
 		if err != nil {
 			refuse(h.PID, err.Error())
 			continue
@@ -70,6 +75,47 @@ func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
 		e.log.Info("not signalled", "session", hs[0].SessionID, "pid", r.PID, "why", r.Why) // a refusal means hs is not empty
 	}
 	return out
+}
+
+// awaitTargets waits up to the grace period for the signalled owners to
+// exit; with Kill, each still running gets SIGKILL if it is proven, right
+// before, to hold the session still (one that exec'd another program, or
+// closed its .hold, is not signalled again: SIGKILL withheld, its files
+// judged afresh); then it records who exited and who still runs.
+func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, res *ForceResult) {
+	exited := awaitExits(targets, time.Now().Add(opts.Grace))
+	if opts.Kill {
+		var killed []*target
+		for _, t := range targets {
+			if exited[t.pid] {
+				continue
+			}
+			if err := t.verify(t.owner); err != nil {
+				e.log.Info("SIGKILL withheld: the owner no longer holds the session", "session", id, "pid", t.pid, "why", err)
+				res.NotSignalled = append(res.NotSignalled, Refusal{PID: t.pid, Why: "SIGKILL withheld: " + err.Error()})
+				continue
+			}
+			if err := t.kill(); err != nil {
+				e.log.Warn("SIGKILL failed", "session", id, "pid", t.pid, "err", err)
+				continue
+			}
+			e.log.Info("sent SIGKILL", "session", id, "pid", t.pid)
+			res.Killed = append(res.Killed, t.pid)
+			killed = append(killed, t)
+		}
+		for pid := range awaitExits(killed, time.Now().Add(killWait)) {
+			exited[pid] = true
+		}
+	}
+	for _, t := range targets {
+		if exited[t.pid] {
+			res.Exited = append(res.Exited, t.pid)
+		} else {
+			res.StillRunning = append(res.StillRunning, t.pid)
+			e.log.Warn("holder still running after the grace period", "session", id, "pid", t.pid, "grace", opts.Grace)
+		}
+		t.close()
+	}
 }
 
 // isNamespaceInit reports whether pid is pid 1 of the PID namespace it runs in.

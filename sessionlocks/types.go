@@ -99,12 +99,6 @@ type Holder struct {
 	// Cached is true when the verdict came from the probe cache.
 	Cached bool
 
-	// WriterVerified is true when the named process is alive, recognisably
-	// the Copilot CLI and not younger than the lock (beyond the tolerance
-	// for clocks that disagree). It is evidence of liveness only: it never
-	// licenses a signal (see Owner).
-	WriterVerified bool
-
 	// Owner is the process proven to hold the session through this
 	// holder's files, the only one Force may signal; nil when none is
 	// proven (always so for a holder that is not live).
@@ -215,6 +209,8 @@ type ReclaimResult struct {
 	// Cancelled is set when the call was cancelled after it had removed
 	// something: it stopped before the next session.
 	Cancelled bool
+	// DryRun says nothing was removed: Reclaimed is what would have been.
+	DryRun bool
 }
 
 // ReclaimTotals count the holders Reclaim reclaimed, kept and failed to
@@ -222,13 +218,13 @@ type ReclaimResult struct {
 type ReclaimTotals struct{ Reclaimed, Kept, Failed int }
 
 func (r *ReclaimResult) reclaimed(h Holder) {
-	if r.Totals.Reclaimed++; len(r.Reclaimed) < maxListedHolders {
+	if r.Totals.Reclaimed++; len(r.Reclaimed) < holderCap {
 		r.Reclaimed = append(r.Reclaimed, h)
 	}
 }
 
 func (r *ReclaimResult) kept(h Holder) {
-	if r.Totals.Kept++; len(r.Kept) < maxListedHolders {
+	if r.Totals.Kept++; len(r.Kept) < holderCap {
 		r.Kept = append(r.Kept, h)
 	}
 }
@@ -259,7 +255,7 @@ func (r *ReclaimResult) merge(o ReclaimResult) {
 }
 
 func (r *ReclaimResult) failed(h Holder, err error) {
-	if r.Totals.Failed++; len(r.Failed) < maxListedHolders {
+	if r.Totals.Failed++; len(r.Failed) < holderCap {
 		r.Failed = append(r.Failed, ReclaimFailure{Holder: h, Err: err})
 	}
 }
@@ -291,7 +287,7 @@ type ForceResult struct {
 }
 
 func (r *ForceResult) remove(h Holder) {
-	if len(r.Removed) < maxListedHolders {
+	if len(r.Removed) < holderCap {
 		r.Removed = append(r.Removed, h)
 	} else {
 		r.RemovedOmitted++
@@ -299,7 +295,7 @@ func (r *ForceResult) remove(h Holder) {
 }
 
 func (r *ForceResult) keep(h Holder) {
-	if len(r.Kept) < maxListedHolders {
+	if len(r.Kept) < holderCap {
 		r.Kept = append(r.Kept, h)
 	} else {
 		r.KeptOmitted++

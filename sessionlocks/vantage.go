@@ -12,6 +12,22 @@ import (
 	"strings"
 )
 
+// platform is where the engine judges from, with the state dir's file
+// system read now.
+func (e *Engine) platform() Platform {
+	p := Platform{NestedPIDNamespace: e.nestedNS}
+	if e.fsType != "" {
+		p.FileSystem, p.Shared = e.fsType, isSharedFS(e.fsType)
+		return p
+	}
+	name, shared, err := fileSystemOf(e.dir)
+	if err != nil {
+		e.log.Debug("state dir file system unknown", "dir", e.dir, "err", err)
+	}
+	p.FileSystem, p.Shared = name, shared
+	return p
+}
+
 // Platform is what the engine can see from where it runs.
 type Platform struct {
 	// NestedPIDNamespace is true when this process runs in a PID namespace
@@ -62,16 +78,4 @@ func fileSystemOf(dir string) (name string, shared bool, err error) {
 		}
 		dir = up
 	}
-}
-
-// blindness is the sentence that says why pid-based evidence cannot prove
-// a lock stale from here, or "" when it can.
-func (v Platform) blindness() string {
-	switch {
-	case v.Shared:
-		return "the state dir is on " + v.FileSystem + ", which other machines may share: a CLI on another machine would look the same"
-	case v.NestedPIDNamespace:
-		return "this sidecar runs in a PID namespace of its own (a sandbox such as Flatpak), which hides every process outside it: a CLI outside would look the same"
-	}
-	return ""
 }

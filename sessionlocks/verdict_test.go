@@ -49,13 +49,13 @@ func TestVerdicts(t *testing.T) {
 			pastSettle(t)
 			return want{Stale, ReasonHoldReleased, "not running"}
 		}},
-		{"SIGKILLed new format, young lock: live until its .hold can be probed", func(t *testing.T, sd, dir string) want {
-			// The pid may be alive where we cannot see it (another PID
-			// namespace); only the .hold would tell, and a young one is not
-			// probed outside the operation lock.
+		{"SIGKILLed new format, young lock: stale at once", func(t *testing.T, sd, dir string) want {
+			// No process has the pid here or in any PID namespace this
+			// process sees (it sees them all), the state dir is local, and
+			// nobody holds the .hold: the CLI is gone, whatever the lock's age.
 			h := startHolder(t, sd, filepath.Base(dir))
 			h.killAndReap()
-			return want{Live, ReasonStarting, "another container or PID namespace"}
+			return want{Stale, ReasonProcessExited, "is not running"}
 		}},
 		{"SIGKILLed old format", func(t *testing.T, sd, dir string) want {
 			h := startHolder(t, sd, filepath.Base(dir), "--old")

@@ -1,0 +1,95 @@
+package sessionlocks
+
+// The names of files a removal sets aside: a removal renames a lock file to
+// a name no CLI uses before it checks and unlinks it (remove.go), so that a
+// CLI re-creating the file meanwhile is never the one unlinked. The name
+// keeps the file's own name and the remover's identity, so that after a
+// crash the next run knows what the file was and that nobody is still
+// working on it (recover.go).
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// asidePrefix begins every set-aside name; older builds wrote
+// ".sessionlocks-removing-<hex>", which it also begins.
+const asidePrefix = ".sessionlocks-"
+
+// isAsideName reports whether a session directory's entry is a file a
+// removal set aside (never a session file, never a holder).
+func isAsideName(name string) bool { return strings.HasPrefix(name, asidePrefix) }
+
+// aside is a set-aside file's name, parsed.
+type aside struct {
+	name     string    // the set-aside name
+	orig     string    // the file's own name, inuse.<pid>.(lock|hold); "" for an older build's
+	remover  int       // the removing process's pid; 0 for an older build's
+	started  time.Time // when it started
+	unparsed bool      // begins with asidePrefix but is no name this or an older build makes
+}
+
+// asideName is the name under which this process sets orig aside:
+// ".sessionlocks-aside.<pid>.<start, Unix ms>.<orig>".
+func asideName(orig string) string {
+	me := self()
+	return fmt.Sprintf("%saside.%d.%d.%s", asidePrefix, me.pid, me.start.UnixMilli(), orig)
+}
+
+// parseAside parses a set-aside name.
+func parseAside(name string) aside {
+	a := aside{name: name}
+	if strings.HasPrefix(name, asidePrefix+"removing-") {
+		return a // an older build's: nameless and ownerless
+	}
+	rest, ok := strings.CutPrefix(name, asidePrefix+"aside.")
+	f := strings.SplitN(rest, ".", 3)
+	if !ok || len(f) != 3 {
+		a.unparsed = true
+		return a
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	ms, err2 := strconv.ParseInt(f[1], 10, 64)
+	if _, _, ok := parseLockName(f[2]); !ok || err1 != nil || err2 != nil || pid <= 0 {
+		a.unparsed = true
+		return a
+	}
+	a.orig, a.remover, a.started = f[2], pid, time.UnixMilli(ms)
+	return a
+}
+
+// running reports whether the process that set a aside still runs, so
+// that its work is not touched. This process counts as not running: it
+// recovers only under the session's mutex, when none of its own removals
+// in the session is under way.
+func (a aside) running() bool {
+	if a.remover == 0 || a.remover == self().pid {
+		return false
+	}
+	start, err := ProcessStart(a.remover)
+	return err == nil && SameStart(start, a.started)
+}
+
+// identity is a process's pid and start time.
+type identity struct {
+	pid   int
+	start time.Time
+}
+
+var (
+	selfOnce sync.Once
+	selfID   identity
+)
+
+// self is this process's identity, read once.
+func self() identity {
+	selfOnce.Do(func() {
+		selfID.pid = os.Getpid()
+		selfID.start, _ = ProcessStart(selfID.pid)
+	})
+	return selfID
+}

@@ -1,0 +1,214 @@
+package sessionlocks
+
+// Reading one session directory: its inuse.* files, the files a removal set
+// aside, workspace.yaml's metadata and where the session was written. What
+// one read found is kept as a snapshot, valid while the directory and
+// workspace.yaml are unchanged (a stat of each tells).
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// dirSnapshot is what one read of a session directory found.
+type dirSnapshot struct {
+	dir    fileID     // the directory, as it was before it was read
+	readAt time.Time  // when its names were read
+	files  []lockFile // its inuse.* files, sorted: a holder is a run of one pid
+	aside  bool       // a removal's set-aside file is there (see recover.go)
+	meta   metadata
+	metaID fileID    // workspace.yaml as parsed; zero when absent
+	metaAt time.Time // when it was read
+	writtenOn
+}
+
+// racyWindow is how long after a change a directory's or file's mtime may
+// still hide a second change: timestamps are coarse (a jiffy, 2 s on FAT).
+// A snapshot read within it of the mtime it saw is not reused.
+const racyWindow = 2 * time.Second
+
+// unchanged reports whether what was read at readAt of a file or directory
+// whose identity was then was still stands, its identity being now.
+func unchanged(was, now fileID, readAt time.Time) bool {
+	return was.exists() && was == now && readAt.Sub(now.modTime()) >= racyWindow
+}
+
+// readSessionDir reads the session directory dir, reusing what prev (the
+// last snapshot, or nil) found where nothing changed. A symlink or a file
+// in a session's place gives errNotDir: sessions are never followed.
+func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, error) {
+	id, err := lstatID(dir)
+	if err != nil {
+		return nil, err
+	}
+	if id.mode != uint32(fs.ModeDir) {
+		return nil, errNotDir
+	}
+	now := e.now()
+	s := &dirSnapshot{dir: id, readAt: now}
+	if prev != nil && unchanged(prev.dir, id, prev.readAt) {
+		s.files, s.aside = prev.files, prev.aside
+		s.readAt = prev.readAt
+	} else if err := s.readNames(dir); err != nil {
+		return nil, err
+	}
+	e.readMeta(dir, s, prev, now)
+	if len(s.files) > 0 {
+		s.writtenOn = readWrittenOn(dir, s.meta.CWD, prev)
+	}
+	return s, nil
+}
+
+// readNames lists the directory's names: inuse.* files and set-aside files.
+func (s *dirSnapshot) readNames(dir string) error {
+	f, err := openDir(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if lf, ok := lockFileOf(n); ok {
+			s.files = append(s.files, lf)
+		} else if isAsideName(n) {
+			s.aside = true
+		}
+	}
+	sortLockFiles(s.files)
+	return nil
+}
+
+// readMeta reads workspace.yaml unless it is the file prev parsed.
+func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
+	path := filepath.Join(dir, "workspace.yaml")
+	id, err := lstatID(path)
+	if prev != nil && err == nil && unchanged(prev.metaID, id, prev.metaAt) {
+		s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
+		return
+	}
+	s.metaAt = now
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	b, id, err := readRegular(path, maxWorkspaceYAML)
+	m := metadata{}
+	if err == nil {
+		m, err = parseMetadata(b)
+	}
+	if err != nil || id.size == 0 {
+		if !errors.Is(err, fs.ErrNotExist) {
+			e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", err)
+		}
+		if prev != nil {
+			// Caught mid-rewrite (the CLI truncates and rewrites it in
+			// place): what it said before stands, and it is read again.
+			s.meta = prev.meta
+		}
+		return
+	}
+	s.meta, s.metaID = m, id
+}
+
+// sessionOf makes the Session a snapshot describes, without its holders.
+func sessionOf(id, dir string, s *dirSnapshot) Session {
+	m := s.meta
+	out := Session{ID: id, Dir: dir, Name: m.Name, CWD: m.CWD, Repository: m.Repository, Branch: m.Branch,
+		ClientName: m.ClientName, CreatedAt: m.created, UpdatedAt: m.updated}
+	if out.UpdatedAt.IsZero() {
+		out.UpdatedAt = s.dir.modTime()
+		if t := s.metaID.modTime(); s.metaID.exists() && t.After(out.UpdatedAt) {
+			out.UpdatedAt = t
+		}
+	}
+	if out.Repository == "" {
+		out.Repository = m.GitRoot
+	}
+	return out
+}
+
+// lockFile is one inuse.* file, kept as its pid and kind: parseLockName
+// admits only the names lockFileName and holdFileName make, so nothing is
+// lost, and a directory of 100,000 locks keeps 8 bytes a file.
+type lockFile struct {
+	pid  int32
+	hold bool
+}
+
+func lockFileOf(name string) (lockFile, bool) {
+	pid, kind, ok := parseLockName(name)
+	return lockFile{pid: int32(pid), hold: kind == "hold"}, ok
+}
+
+func (f lockFile) name() string {
+	if f.hold {
+		return holdFileName(int(f.pid))
+	}
+	return lockFileName(int(f.pid))
+}
+
+// sortLockFiles orders files by pid, a .lock before its .hold.
+func sortLockFiles(files []lockFile) {
+	slices.SortFunc(files, func(a, b lockFile) int {
+		if a.pid != b.pid {
+			return int(a.pid - b.pid)
+		}
+		if a.hold == b.hold {
+			return 0
+		}
+		if b.hold {
+			return -1
+		}
+		return 1
+	})
+}
+
+// holderStarts returns where each holder's run begins in sorted files.
+func holderStarts(files []lockFile) []int {
+	var out []int
+	for i := range files {
+		if i == 0 || files[i].pid != files[i-1].pid {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// lockRef is one holder as a directory read found it, its files lstat'ed.
+type lockRef struct {
+	sessionID string
+	dir       string
+	pid       int
+	lock      fileID // zero if there is no .lock (an orphan .hold)
+	hold      fileID // zero if there is no .hold, or it is not a regular file
+}
+
+func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.pid)) }
+func (r lockRef) holdPath() string { return filepath.Join(r.dir, holdFileName(r.pid)) }
+
+// refAt makes the holder whose files begin at files[i], lstat'ed through
+// st; ok is false when nothing of it is left that a CLI could have made.
+func refAt(id, dir string, files []lockFile, i int, st dirStat) (lockRef, bool) {
+	r := lockRef{sessionID: id, dir: dir, pid: int(files[i].pid)}
+	for j := i; j < len(files) && files[j].pid == files[i].pid; j++ {
+		fid, _ := st.lstat(files[j].name()) // gone since the read: a zero fileID
+		if files[j].hold {
+			r.hold = fid
+		} else {
+			r.lock = fid
+		}
+	}
+	if r.hold.exists() && !isRegular(r.hold) {
+		r.hold = fileID{} // a FIFO or link named like a .hold: no CLI made it
+	}
+	return r, r.lock.exists() || r.hold.exists()
+}
+
+// openDir opens a directory for listing; see openDirNoFollow per system.
+func openDir(dir string) (*os.File, error) { return openDirNoFollow(dir) }

@@ -1,0 +1,86 @@
+package sessionlocks
+
+// Where a session was written: a CLI in a VM or in WSL that shares the
+// state dir with this machine writes pids of another kernel, and its flock
+// may never reach this one. Its locks are then unknown, never stale: no pid
+// or lock this machine sees can say whether it still runs.
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// writtenOn is what a session's own files say of the system that wrote it.
+type writtenOn struct {
+	otherOS string // the other system, for a person ("linux", "Linux (WSL)"); "" when not known to differ
+	seenOS  string // the system events.jsonl names, "" until it does
+	events  fileID // events.jsonl when seenOS was read
+}
+
+// maxEventsHead bounds what is read of events.jsonl: the CLI writes the
+// system message that names its system as the second or third line.
+const maxEventsHead = 256 << 10
+
+// readWrittenOn reads where the session in dir was written: a POSIX working
+// directory on a Windows host (WSL writing through /mnt/c), or the system
+// the CLI's first system message names ("* Operating System: linux" in
+// events.jsonl, 1.0.102). prev's answer stands while events.jsonl is the
+// same file and it had found one.
+func readWrittenOn(dir, cwd string, prev *dirSnapshot) writtenOn {
+	var w writtenOn
+	if runtime.GOOS == "windows" && strings.HasPrefix(cwd, "/") {
+		w.otherOS = "Linux (its working directory is " + clip(cwd, 60) + ")"
+		return w
+	}
+	path := filepath.Join(dir, "events.jsonl")
+	id, err := lstatID(path)
+	if err != nil || !isRegular(id) {
+		return w
+	}
+	if prev != nil && prev.events.dev == id.dev && prev.events.ino == id.ino && (prev.seenOS != "" || prev.events.size == id.size) {
+		return prev.writtenOn
+	}
+	w.events = id
+	f, err := os.Open(path)
+	if err != nil {
+		return w
+	}
+	defer f.Close()
+	b := make([]byte, min(id.size, maxEventsHead))
+	n, _ := f.Read(b)
+	w.seenOS = osOfEvents(b[:n])
+	if w.seenOS != "" && w.seenOS != runtime.GOOS {
+		w.otherOS = w.seenOS
+	}
+	return w
+}
+
+// osOfEvents finds the system named by the system message in the head of
+// events.jsonl, as Go names systems; "" when there is none. Only that
+// line is read: a prompt may say anything.
+func osOfEvents(b []byte) string {
+	for line := range bytes.Lines(b) {
+		if !bytes.HasPrefix(line, []byte(`{"type":"system.message"`)) {
+			continue
+		}
+		_, rest, ok := bytes.Cut(line, []byte("Operating System: "))
+		if !ok {
+			return ""
+		}
+		i := 0
+		for i < len(rest) && i < 16 && ('a' <= rest[i] && rest[i] <= 'z' || '0' <= rest[i] && rest[i] <= '9') {
+			i++
+		}
+		switch name := string(rest[:i]); name {
+		case "win32":
+			return "windows"
+		case "linux", "darwin", "windows", "freebsd":
+			return name
+		}
+		return ""
+	}
+	return ""
+}

@@ -92,6 +92,7 @@ const startTolerance = time.Second
 type removalStep string
 
 const (
+	stepDecided    removalStep = "decided"     // judged stale under the operation lock; nothing done yet
 	stepHoldLocked removalStep = "hold-locked" // the .hold's own flock is taken
 	stepSetAside   removalStep = "set-aside"   // renamed to its set-aside name
 	stepChecked    removalStep = "checked"     // found to be the file judged

@@ -21,6 +21,7 @@ const maxLoggedRemovals = 100
 // same file meanwhile either holds the flock, and then both files stay, or
 // cannot take it and refuses to open), then its .lock.
 func removeStale(h Holder, rm remover) error {
+	reached(stepDecided, h.LockFile)
 	if h.holdID.exists() {
 		name := filepath.Base(h.HoldFile)
 		f, err := rm.lockHold(name, h.holdID)

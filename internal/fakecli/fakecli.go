@@ -38,6 +38,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	exitOnEOF := fs.Bool("exit-on-eof", false, "remove the locks and exit when stdin closes")
 	ignoreTerm := fs.Bool("ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
 	execOn := fs.String("exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
+	execOnTerm := fs.String("exec-on-term", "", "on SIGTERM, exec this command line (space-separated): the .hold closes, and another program runs on under the pid")
 	namePID := fs.Int("name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
 	nameThread := fs.Bool("name-thread", false, "name the lock files after one of this process's other threads (Linux)")
 	openDB := fs.Bool("open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
@@ -140,6 +141,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	for {
 		switch <-sig {
 		case syscall.SIGTERM:
+			if *execOnTerm != "" {
+				if err := execPlain(strings.Fields(*execOnTerm)); err != nil {
+					fmt.Fprintln(stderr, "copilot(fake): exec:", err)
+				}
+				continue
+			}
 			if *ignoreTerm {
 				fmt.Fprintln(stderr, "copilot(fake): SIGTERM ignored")
 				continue

@@ -37,3 +37,7 @@ func execKeepingHold(hold *os.File, argv []string) error {
 
 // execSignal asks the fake CLI to exec (see --exec-on-usr1).
 var execSignal os.Signal = unix.SIGUSR1
+
+// execPlain replaces the process with argv; descriptors opened close-on-exec
+// (the .hold among them) close, as a CLI exec'ing another program would.
+func execPlain(argv []string) error { return execKeepingHold(nil, argv) }

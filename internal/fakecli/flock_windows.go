@@ -42,3 +42,5 @@ func execKeepingHold(hold *os.File, argv []string) error { return errors.ErrUnsu
 
 // execSignal is never delivered on Windows (only os.Interrupt is).
 var execSignal os.Signal = syscall.SIGHUP
+
+func execPlain(argv []string) error { return execKeepingHold(nil, argv) }

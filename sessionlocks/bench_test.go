@@ -164,8 +164,8 @@ func genStateDir(b *testing.B, sd string, n int, quoted bool) map[string]int {
 	if bt, _ := bootTime(); old.Before(bt) {
 		old = bt.Add(time.Second)
 	}
-	// Directory mtimes in the past, as they are on a real machine, so the
-	// directory cache may trust them.
+	// Directory and file mtimes in the past, as they are on a real machine,
+	// so that snapshots may stand for them.
 	past := time.Now().Add(-time.Hour)
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
@@ -176,6 +176,9 @@ func genStateDir(b *testing.B, sd string, n int, quoted bool) map[string]int {
 		yaml := fmt.Sprintf("id: %s\ncwd: /home/dev/src/project-%d\nclient_name: cli\n%suser_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n", id, i%37, benchName(i, quoted), ts, ts)
 		os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(yaml), 0o600)
 		os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(`{"type":"session.start"}`+"\n"), 0o600)
+		for _, f := range []string{"workspace.yaml", "events.jsonl"} {
+			os.Chtimes(filepath.Join(dir, f), past, past)
+		}
 		if i%10 == 0 {
 			switch k := (i / 10) % 5; {
 			case k == 0 && live > 0:

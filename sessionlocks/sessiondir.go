@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -58,7 +59,7 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 	}
 	e.readMeta(dir, s, prev, now)
 	if len(s.files) > 0 {
-		s.writtenOn = readWrittenOn(dir, s.meta.CWD, prev)
+		s.writtenOn = readWrittenOn(dir, s.meta.CWD, runtime.GOOS, prev)
 	}
 	return s, nil
 }

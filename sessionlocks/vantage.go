@@ -49,7 +49,7 @@ type Platform struct {
 var sharedFS = map[string]bool{
 	"nfs": true, "nfs4": true, "cifs": true, "smb": true, "smb2": true, "smb3": true, "smbfs": true,
 	"9p": true, "fuse": true, "virtiofs": true, "ceph": true, "afs": true, "coda": true, "gfs2": true,
-	"ocfs2": true, "lustre": true, "gpfs": true, "glusterfs": true, "vboxsf": true, "webdav": true,
+	"ocfs2": true, "lustre": true, "gpfs": true, "glusterfs": true, "vboxsf": true, "prl_fs": true, "webdav": true,
 	"afpfs": true, "ncpfs": true, "orangefs": true, "macfuse": true, "osxfuse": true, "fusefs": true,
 }
 

@@ -49,6 +49,7 @@ var linuxFS = map[int64]string{
 	0x0BD00BD0: "lustre",
 	0x47504653: "gpfs",
 	0x786F4256: "vboxsf",
+	0x7C7C6673: "prl_fs", // Parallels shared folders
 	0x20030528: "orangefs",
 	0x564C:     "ncpfs",
 	0xEF53:     "ext4",

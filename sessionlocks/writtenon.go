@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -24,14 +23,15 @@ type writtenOn struct {
 // system message that names its system as the second or third line.
 const maxEventsHead = 256 << 10
 
-// readWrittenOn reads where the session in dir was written: a POSIX working
+// readWrittenOn reads where the session in dir was written, seen from a
+// machine running goos: a POSIX working
 // directory on a Windows host (WSL writing through /mnt/c), or the system
 // the CLI's first system message names ("* Operating System: linux" in
 // events.jsonl, 1.0.102). prev's answer stands while events.jsonl is the
 // same file and it had found one.
-func readWrittenOn(dir, cwd string, prev *dirSnapshot) writtenOn {
+func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
 	var w writtenOn
-	if runtime.GOOS == "windows" && strings.HasPrefix(cwd, "/") {
+	if goos == "windows" && strings.HasPrefix(cwd, "/") {
 		w.otherOS = "Linux (its working directory is " + clip(cwd, 60) + ")"
 		return w
 	}
@@ -52,7 +52,7 @@ func readWrittenOn(dir, cwd string, prev *dirSnapshot) writtenOn {
 	b := make([]byte, min(id.size, maxEventsHead))
 	n, _ := f.Read(b)
 	w.seenOS = osOfEvents(b[:n])
-	if w.seenOS != "" && w.seenOS != runtime.GOOS {
+	if w.seenOS != "" && w.seenOS != goos {
 		w.otherOS = w.seenOS
 	}
 	return w

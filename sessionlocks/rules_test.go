@@ -109,7 +109,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestSharedFileSystems(t *testing.T) {
+func TestSharedFileSystemNames(t *testing.T) {
 	for _, name := range []string{"nfs", "nfs4", "cifs", "smb3", "9p", "fuse", "fuse.sshfs", "virtiofs", "vboxsf", "prl_fs", "FUSE.grpcfuse"} {
 		if !isSharedFS(name) {
 			t.Errorf("%s: not taken for a file system other machines may write", name)

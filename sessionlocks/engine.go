@@ -53,10 +53,11 @@ type Engine struct {
 	// one and not the other, by exactly how far the boot instant moved.
 	boot0 time.Time
 
-	nestedNS bool   // this process runs in a nested PID namespace
-	fsType   string // Options.FSType
-	nsIdx    nsIndexCache
-	skew     skewCache
+	nestedNS  bool   // this process runs in a nested PID namespace
+	fsType    string // Options.FSType
+	nsIdx     nsIndexCache
+	skew      skewCache
+	launchers launchers
 
 	// Test hooks: beforeSignal runs after an owner was proven and before it
 	// is signalled; beforeOpLock when a mutation is about to take the

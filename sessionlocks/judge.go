@@ -99,8 +99,11 @@ func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
 	if !o.countOnly {
 		h.Detail = detail(f, v, why)
 	}
-	if v == Live && o.prove {
-		h.Owner, h.NoOwner = e.prove(r, &o)
+	if v == Live {
+		e.attach(&h, f.proc)
+		if o.prove {
+			h.Owner, h.NoOwner = e.prove(r, &o)
+		}
 	}
 	return h
 }

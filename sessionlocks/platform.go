@@ -43,7 +43,11 @@ type procInfo struct {
 	uid   int
 	ppid  int
 	tgid  int // procThread: the process the thread belongs to; 0 if unknown
-	err   error
+	// tty names the controlling terminal ("pts/3", "ttys004"), "" for none;
+	// ttyKnown is false where it could not be read.
+	tty      string
+	ttyKnown bool
+	err      error
 }
 
 // holdProbe is the result of testing a .hold file's lock.

@@ -95,6 +95,7 @@ func readProc(pid int) procInfo {
 		return info
 	}
 	info.ppid = f.ppid
+	info.tty, info.ttyKnown = ttyName(f.ttyNr), true
 	if boot, err := bootTime(); err == nil {
 		info.start = boot.Add(time.Duration(f.start) * (time.Second / clockTicks))
 	}
@@ -202,6 +203,7 @@ func statusField(b []byte, key string) ([]byte, bool) {
 type statFields struct {
 	state   byte
 	ppid    int
+	ttyNr   uint32 // the controlling terminal's device number (field 7); 0 for none
 	threads int    // num_threads (field 20)
 	start   uint64 // starttime in clock ticks since boot (field 22)
 	// exitSignal (field 38) is -1 for a thread that is not its group's
@@ -240,6 +242,9 @@ func parseStat(b []byte) (statFields, error) {
 	if f.ppid, err = strconv.Atoi(string(fields[1])); err != nil {
 		return f, errors.New("malformed ppid")
 	}
+	if tty, err := strconv.ParseInt(string(fields[4]), 10, 64); err == nil {
+		f.ttyNr = uint32(tty)
+	}
 	if f.threads, err = strconv.Atoi(string(fields[17])); err != nil {
 		return f, errors.New("malformed num_threads")
 	}
@@ -251,6 +256,26 @@ func parseStat(b []byte) (statFields, error) {
 		f.hasExitSignal = err == nil
 	}
 	return f, nil
+}
+
+// ttyName names a controlling terminal from its device number as
+// /proc/<pid>/stat gives it (minor in bits 0-7 and 20-31, major in 8-19):
+// pts/N for the Unix 98 pseudo-terminals (majors 136-143), ttyN and ttySN
+// for major 4, else the numbers.
+func ttyName(nr uint32) string {
+	if nr == 0 {
+		return ""
+	}
+	major, minor := nr>>8&0xfff, nr&0xff|nr>>12&0xfff00
+	switch {
+	case major >= 136 && major <= 143:
+		return "pts/" + strconv.Itoa(int((major-136)<<8|minor))
+	case major == 4 && minor < 64:
+		return "tty" + strconv.Itoa(int(minor))
+	case major == 4:
+		return "ttyS" + strconv.Itoa(int(minor-64))
+	}
+	return "tty(" + strconv.Itoa(int(major)) + ":" + strconv.Itoa(int(minor)) + ")"
 }
 
 // splitArgv splits a NUL-separated command line. A process that rewrote its

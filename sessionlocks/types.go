@@ -106,6 +106,15 @@ type Holder struct {
 	// NoOwner says, for a live holder without an Owner, why none is proven.
 	NoOwner string
 
+	// For a live holder: the process that started it (nil when that cannot
+	// be known), its controlling terminal ("" for none), whether it was left
+	// running after its launcher went with nobody attached (nil when its
+	// parent cannot be read), and a sentence that says so (attach.go).
+	Launcher   *Launcher
+	Terminal   string
+	Orphaned   *bool
+	Attachment string
+
 	holdFree bool // the last probe found the .hold unlocked: only then may it be deleted
 
 	lockID fileID // identity of the .lock when judged; zero if missing

@@ -1,0 +1,200 @@
+package sessionlocks
+
+// Who started a live holder, and whether anyone is still there: its
+// launcher (the process that started the CLI as the user ran it, above the
+// CLI's own loader), its controlling terminal, and whether it was left
+// running after its launcher went (an orphan). These facts describe a live
+// holder; they never change a verdict, and never license a signal.
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Launcher is the process that started a live holder (through its loader,
+// if any), as far as it can be known.
+type Launcher struct {
+	PID int
+	// Command is its command line, arguments joined by spaces.
+	Command string
+	// Alive is false once the process that started the holder has exited
+	// (a process that reused its pid is not it).
+	Alive     bool
+	StartedAt time.Time
+}
+
+// launchers remembers the launcher a holder had when first seen, so that
+// its exit can be told after the holder was handed to another parent.
+type launchers struct {
+	mu sync.Mutex
+	m  map[identity]Launcher // by the holder (its loader, if any)
+}
+
+// maxLaunchers bounds what is remembered; past it, the holders that exited
+// are forgotten.
+const maxLaunchers = 4096
+
+func (l *launchers) recall(top identity) (Launcher, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	la, ok := l.m[top]
+	return la, ok
+}
+
+func (l *launchers) remember(top identity, la Launcher) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[identity]Launcher{}
+	}
+	if len(l.m) >= maxLaunchers {
+		for k := range l.m {
+			if p := readProc(k.pid); p.state != procAlive || !SameStart(p.start, k.start) {
+				delete(l.m, k)
+			}
+		}
+	}
+	l.m[top] = la
+}
+
+// attach fills in h's launcher, terminal and whether it is orphaned, from
+// p (its named process): the CLI's own loader above it counts as part of
+// the holder (npm's loader runs the native CLI as a child and lives on
+// when the IDE dies); the launcher is the parent above that.
+func (e *Engine) attach(h *Holder, p procInfo) {
+	if p.state != procAlive || p.ppid <= 0 {
+		return
+	}
+	top, topInfo := identity{pid: h.PID, start: p.start}, p
+	parent := readProc(p.ppid)
+	if parent.state == procAlive && isLoader(parent.argv) && !parent.start.After(p.start.Add(ownerSlack)) {
+		top, topInfo = identity{pid: p.ppid, start: parent.start}, parent
+		parent = readProc(parent.ppid)
+	}
+	h.Terminal = p.tty
+	if h.Terminal == "" {
+		h.Terminal = topInfo.tty
+	}
+	lost, why := e.lostLauncher(top, topInfo, parent)
+	if la, ok := e.launchers.recall(top); ok {
+		if la.Alive = launcherAlive(la); !la.Alive {
+			lost, why = true, fmt.Sprintf("its launcher, pid %d, has exited", la.PID)
+		}
+		h.Launcher = &la
+	} else if !lost && topInfo.ppid > 0 && parent.state == procAlive {
+		la := Launcher{PID: topInfo.ppid, Command: clip(strings.Join(parent.argv, " "), 80), Alive: true, StartedAt: parent.start}
+		e.launchers.remember(top, la)
+		h.Launcher = &la
+	}
+	orphaned := lost && (h.Terminal == "" || runtime.GOOS == "windows")
+	if !p.ttyKnown && runtime.GOOS != "windows" {
+		orphaned = false // whether a terminal is attached is not known: unsure is not orphaned
+	}
+	h.Orphaned = &orphaned
+	h.Attachment = attachment(h, lost, why)
+}
+
+// lostLauncher says whether the holder (top, whose parent is parent now)
+// has lost the process that started it, and why: its parent is the init of
+// its PID namespace (pid 1, launchd), a process that started after it (so
+// did not start it: it was handed over, or the pid is another's now), or
+// a per-user service manager that did not start it as a service.
+func (e *Engine) lostLauncher(top identity, info, parent procInfo) (bool, string) {
+	switch {
+	case parent.state == procGone || parent.state == procZombie:
+		return true, fmt.Sprintf("its parent, pid %d, has exited", info.ppid)
+	case parent.state != procAlive:
+		return false, ""
+	case info.ppid == 1 || isNamespaceInit(info.ppid):
+		return true, fmt.Sprintf("it was handed to pid %d (%s), the init of its PID namespace", info.ppid, describe(parent))
+	case parent.start.After(top.start.Add(ownerSlack)):
+		return true, fmt.Sprintf("its parent, pid %d (%s), started after it, so did not start it", info.ppid, describe(parent))
+	case isServiceManager(parent.argv) && !startedAsService(top.pid):
+		return true, fmt.Sprintf("it was handed to pid %d (%s), a service manager that did not start it", info.ppid, describe(parent))
+	}
+	return false, ""
+}
+
+// launcherAlive reports whether the launcher remembered is still the
+// process it was.
+func launcherAlive(la Launcher) bool {
+	p := readProc(la.PID)
+	return p.state == procAlive && SameStart(p.start, la.StartedAt)
+}
+
+// attachment is the sentence explain shows: who started the holder, where
+// it runs, and why it is or is not taken for an orphan.
+func attachment(h *Holder, lost bool, why string) string {
+	var b strings.Builder
+	switch la := h.Launcher; {
+	case la != nil && la.Alive:
+		fmt.Fprintf(&b, "Started by pid %d (%s), which still runs", la.PID, la.Command)
+	case la != nil:
+		fmt.Fprintf(&b, "Started by pid %d (%s), which has exited", la.PID, la.Command)
+	default:
+		b.WriteString("Who started it is not known")
+	}
+	if h.Terminal != "" {
+		fmt.Fprintf(&b, "; its terminal is %s", h.Terminal)
+	} else {
+		b.WriteString("; it has no terminal")
+	}
+	switch {
+	case *h.Orphaned:
+		fmt.Fprintf(&b, ". Left running after its launcher went (%s), and nobody is attached.", why)
+	case lost:
+		fmt.Fprintf(&b, ". Its launcher went (%s), but it is not taken for an orphan: %s.", why, notOrphanWhy(h))
+	default:
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+func notOrphanWhy(h *Holder) string {
+	if h.Terminal != "" {
+		return "a terminal is still attached to it"
+	}
+	return "whether a terminal is attached could not be read"
+}
+
+// isLoader reports whether argv is the CLI's own launcher of its native
+// binary: npm's `node …/@github/copilot/npm-loader.js`, or on Windows npm's
+// copilot.cmd shim run by cmd.exe.
+func isLoader(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	for _, a := range argv[1:] {
+		if s := slash(a); strings.HasSuffix(s, "/@github/copilot/npm-loader.js") || strings.HasSuffix(strings.ToLower(s), "/copilot.cmd") {
+			return true
+		}
+	}
+	return false
+}
+
+// isServiceManager reports whether argv is a per-user service manager that
+// adopts orphans: `systemd --user` on Linux.
+func isServiceManager(argv []string) bool {
+	return len(argv) >= 2 && baseName(argv[0]) == "systemd" && argv[1] == "--user"
+}
+
+// startedAsService reports whether pid runs as a service of the service
+// manager (its cgroup is a .service), not in the scope of an application or
+// a login session whose processes it merely adopted.
+func startedAsService(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return true // not known: not taken for adopted
+	}
+	for line := range strings.Lines(string(b)) {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			return strings.HasSuffix(path, ".service")
+		}
+	}
+	return true
+}

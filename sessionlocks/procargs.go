@@ -19,11 +19,18 @@ const maxProcargsArgc = 1 << 19
 var errProcargs = errors.New("malformed kern.procargs2")
 
 // parseProcargs2 decodes kern.procargs2: argc (int32, host order: macOS runs
-// only little-endian), the executable path NUL-terminated, NUL padding to
-// a word boundary, then argc NUL-terminated arguments, then the environment
-// (not read). A record that ends before the path's NUL, or claims arguments
-// it does not hold, is an error: the caller must not take half a command
-// line for the CLI's.
+// only little-endian), the executable path NUL-terminated, NUL padding,
+// then argc NUL-terminated arguments, then the environment (not read). A
+// record that ends before the path's NUL, or claims arguments it does not
+// hold, is an error: the caller must not take half a command line for the
+// CLI's.
+//
+// The padding is not "every NUL after the path": argv[0] may be "" (any
+// program may exec so), and its NUL then follows the padding. xnu pads the
+// string area, where the path follows "executable_path=" (16 bytes, which
+// the sysctl leaves out), to the pointer size: 8 bytes past the path's
+// start on 64-bit macOS. Where a non-NUL comes sooner (a 32-bit process's
+// 4-byte padding), the arguments start there.
 func parseProcargs2(b []byte) (exe string, argv []string, err error) {
 	if len(b) < 4 {
 		return "", nil, fmt.Errorf("%w: %d bytes, no argc", errProcargs, len(b))
@@ -38,7 +45,12 @@ func parseProcargs2(b []byte) (exe string, argv []string, err error) {
 		return "", nil, fmt.Errorf("%w: the executable path is not terminated", errProcargs)
 	}
 	exe = string(b[:i])
-	b = bytes.TrimLeft(b[i:], "\x00")
+	// The arguments start after the padding: NULs up to an 8-byte boundary.
+	start, end := i+1, min(len(b), (i+1+7)&^7)
+	for start < end && b[start] == 0 {
+		start++
+	}
+	b = b[start:]
 	// Capacity from what the record can hold, not from what it claims.
 	argv = make([]string, 0, min(int(argc), bytes.Count(b, []byte{0})))
 	for len(argv) < int(argc) {

@@ -23,6 +23,13 @@ func procargs(argc uint32, exe string, pad int, strs ...string) []byte {
 	return b
 }
 
+// kernelPad is the padding xnu puts after the exec path: exec_save_path
+// prefixes it with "executable_path=" (16 bytes) in the string area, and
+// exec_extract_strings pads the area with NULs to a pointer boundary (8
+// bytes for a 64-bit process) before argv; sysctl_procargsx returns argc,
+// then the area from the path on.
+func kernelPad(exe string) int { return (8 - (16+len(exe)+1)%8) % 8 }
+
 func TestParseProcargs2(t *testing.T) {
 	const cli = "/opt/homebrew/Caskroom/copilot-cli/1.0.102/copilot"
 	// A native CLI as Homebrew starts it: the exec path, padding to an
@@ -53,6 +60,12 @@ func TestParseProcargs2(t *testing.T) {
 		{"negative argc", procargs(0xffffffff, "/bin/x", 1, "a"), "", nil, true},
 		{"huge argc", procargs(1<<30, "/bin/x", 1, "a"), "", nil, true},
 		{"all NULs: argc 0, an empty path, well formed", make([]byte, 64), "", []string{}, false},
+		// argv[0] may be "" (execve(path, {"", ...})): its NUL follows the
+		// padding and is not more padding.
+		{"empty argv[0] after padding", procargs(2, "/bin/sleep", kernelPad("/bin/sleep"), "", "30", "HOME=/"), "/bin/sleep", []string{"", "30"}, false},
+		{"empty argv[0], no padding", procargs(2, "/bin/sh", kernelPad("/bin/sh"), "", "-c", "HOME=/"), "/bin/sh", []string{"", "-c"}, false},
+		{"all arguments empty", procargs(3, cli, kernelPad(cli), "", "", "", "HOME=/"), cli, []string{"", "", ""}, false},
+		{"only an empty argv[0]", procargs(1, "/bin/x", kernelPad("/bin/x"), ""), "/bin/x", []string{""}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

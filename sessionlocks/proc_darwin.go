@@ -43,7 +43,7 @@ func readProc(pid int) procInfo {
 		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
 		return info
 	}
-	if _, info.argv, err = parseProcargs2(raw); err != nil {
+	if info.argv, err = parseProcargs2(raw); err != nil {
 		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
 	}
 	return info

@@ -101,9 +101,19 @@ func TestTerminal(t *testing.T) {
 	}
 	slave.Close()
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	buf := make([]byte, 64)
-	if n, err := master.Read(buf); err != nil || !strings.Contains(string(buf[:n]), "ready") {
-		t.Fatalf("the child on the terminal said %q, %v", buf[:n], err)
+	said := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 64)
+		n, _ := master.Read(buf)
+		said <- string(buf[:max(n, 0)])
+	}()
+	select {
+	case s := <-said:
+		if !strings.Contains(s, "ready") {
+			t.Fatalf("the child on the terminal said %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child on the terminal said nothing in 10 s")
 	}
 	name, err := Terminal(cmd.Process.Pid)
 	if err != nil || "/dev/"+name != slave.Name() {

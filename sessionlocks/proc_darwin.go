@@ -1,16 +1,16 @@
 package sessionlocks
 
+// Reading a process on macOS: kern.proc.pid gives the state, parent, owner
+// and start time (wall clock, microseconds), kern.procargs2 the command
+// line, and libproc (internal/procfiles) the executable.
+
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/procfiles"
 	"golang.org/x/sys/unix"
 )
-
-// On macOS the kernel answers through sysctl: kern.proc.pid gives the state,
-// parent, owner and start time (wall clock, microseconds), kern.procargs2
-// the command line.
 
 const szomb = 5 // SZOMB in <sys/proc.h>
 
@@ -43,7 +43,7 @@ func readProc(pid int) procInfo {
 		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
 		return info
 	}
-	if _, info.argv, err = parseProcargs2(raw); err != nil {
+	if info.argv, err = parseProcargs2(raw); err != nil {
 		info.err = fmt.Errorf("sysctl kern.procargs2 %d: %v", pid, err)
 	}
 	return info
@@ -57,26 +57,22 @@ func bootTime() (time.Time, error) {
 	return time.Unix(tv.Unix()), nil
 }
 
-// procExe is the executable path kern.procargs2 gives before the
-// arguments, with links followed: it is the path given to exec, and
-// Homebrew's bin/copilot is a link into the cask.
+// procExe is the path of pid's executable as the kernel found it at exec
+// (proc_pidpath, links resolved: Homebrew's bin/copilot is a link into the
+// cask), or "" when it cannot be read. Not kern.procargs2's exec path: that
+// is the path as given to exec, which may be relative to the process's own
+// working directory, not this one's.
 func procExe(pid int) string {
-	raw, err := unix.SysctlRaw("kern.procargs2", pid)
+	exe, err := procfiles.Executable(pid)
 	if err != nil {
 		return ""
 	}
-	p, _, err := parseProcargs2(raw)
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		return real
-	}
-	return p
+	return exe
 }
 
-// procExeID: macOS signals nothing (no proof of a lock's owner), so the
-// executable's identity is never needed.
+// procExeID is not read on macOS: only a stat of the executable's path
+// would give it, and that can hang on a stuck file system; the start time
+// and command line already tell a process from one that reused its pid.
 func procExeID(pid int) fileID { return fileID{} }
 
 // procComm: only Linux names threads where another process can read it.

@@ -18,36 +18,49 @@ const maxProcargsArgc = 1 << 19
 
 var errProcargs = errors.New("malformed kern.procargs2")
 
-// parseProcargs2 decodes kern.procargs2: argc (int32, host order: macOS runs
-// only little-endian), the executable path NUL-terminated, NUL padding to
-// a word boundary, then argc NUL-terminated arguments, then the environment
-// (not read). A record that ends before the path's NUL, or claims arguments
-// it does not hold, is an error: the caller must not take half a command
-// line for the CLI's.
-func parseProcargs2(b []byte) (exe string, argv []string, err error) {
+// parseProcargs2 decodes kern.procargs2 into the arguments: argc (int32,
+// host order: macOS runs only little-endian), the path given to exec
+// NUL-terminated (not read: procExe asks the kernel for the executable),
+// NUL padding, then argc NUL-terminated arguments, then the environment
+// (not read). A record that ends before the path's NUL, or claims
+// arguments it does not hold, is an error: the caller must not take half a
+// command line for the CLI's.
+//
+// The padding is not "every NUL after the path": argv[0] may be "" (any
+// program may exec so), and its NUL then follows the padding. xnu pads the
+// string area, where the path follows "executable_path=" (16 bytes, which
+// the sysctl leaves out), to the pointer size: on 64-bit macOS the
+// arguments start at the first multiple of 8 bytes from the path's start
+// past its NUL. Where a non-NUL comes sooner (a 32-bit process's 4-byte
+// padding), they start there.
+func parseProcargs2(b []byte) ([]string, error) {
 	if len(b) < 4 {
-		return "", nil, fmt.Errorf("%w: %d bytes, no argc", errProcargs, len(b))
+		return nil, fmt.Errorf("%w: %d bytes, no argc", errProcargs, len(b))
 	}
 	argc := int32(binary.LittleEndian.Uint32(b))
 	if argc < 0 || argc > maxProcargsArgc {
-		return "", nil, fmt.Errorf("%w: argc %d", errProcargs, argc)
+		return nil, fmt.Errorf("%w: argc %d", errProcargs, argc)
 	}
 	b = b[4:]
 	i := bytes.IndexByte(b, 0)
 	if i < 0 {
-		return "", nil, fmt.Errorf("%w: the executable path is not terminated", errProcargs)
+		return nil, fmt.Errorf("%w: the executable path is not terminated", errProcargs)
 	}
-	exe = string(b[:i])
-	b = bytes.TrimLeft(b[i:], "\x00")
+	// The arguments start after the padding: NULs up to an 8-byte boundary.
+	start, end := i+1, min(len(b), (i+1+7)&^7)
+	for start < end && b[start] == 0 {
+		start++
+	}
+	b = b[start:]
 	// Capacity from what the record can hold, not from what it claims.
-	argv = make([]string, 0, min(int(argc), bytes.Count(b, []byte{0})))
+	argv := make([]string, 0, min(int(argc), bytes.Count(b, []byte{0})))
 	for len(argv) < int(argc) {
 		j := bytes.IndexByte(b, 0)
 		if j < 0 {
-			return "", nil, fmt.Errorf("%w: argc %d, but only %d arguments are terminated", errProcargs, argc, len(argv))
+			return nil, fmt.Errorf("%w: argc %d, but only %d arguments are terminated", errProcargs, argc, len(argv))
 		}
 		argv = append(argv, string(b[:j]))
 		b = b[j+1:]
 	}
-	return exe, argv, nil
+	return argv, nil
 }

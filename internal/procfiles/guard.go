@@ -1,0 +1,50 @@
+package procfiles
+
+// One look-up at a time, and no caller held by a look-up that hangs. Asking
+// the kernel about a descriptor stats its file (libproc's vn_stat), and a
+// stuck NFS or SMB server can hold that call for minutes: the caller gets
+// its answer or its context's error, whichever comes first, and at most one
+// stuck look-up ever exists.
+
+import (
+	"context"
+	"time"
+)
+
+// maxWait bounds a caller whose context has no deadline.
+const maxWait = 10 * time.Second
+
+// slot is held by the look-up in flight, until it returns.
+var slot = make(chan struct{}, 1)
+
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// guarded runs f alone and waits for it until ctx is done or maxWait
+// passes. f gets a context that is cancelled when its caller gives up, so
+// that it stops between kernel calls.
+func guarded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	var zero T
+	ctx, cancel := context.WithTimeout(ctx, maxWait)
+	select {
+	case slot <- struct{}{}:
+	case <-ctx.Done():
+		cancel()
+		return zero, ErrBusy
+	}
+	out := make(chan result[T], 1)
+	go func() {
+		defer func() { <-slot }()
+		defer cancel()
+		v, err := f(ctx)
+		out <- result[T]{v, err}
+	}()
+	select {
+	case r := <-out:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}

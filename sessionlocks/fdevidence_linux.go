@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -124,4 +125,17 @@ func lockTableHolds(want fileID) bool {
 		}
 	}
 	return false
+}
+
+// hasOpen says whether pid has the file want (at path) open: with
+// exclusive, through a descriptor that holds its exclusive flock. The
+// error says what was not found.
+func hasOpen(path string, want fileID, pid int, exclusive bool) error {
+	if holdsFile(pid, filepath.Base(path), want, exclusive) {
+		return nil
+	}
+	if exclusive {
+		return fmt.Errorf("pid %d does not hold the exclusive flock on %s through a descriptor of its own", pid, filepath.Base(path))
+	}
+	return fmt.Errorf("pid %d does not have %s open", pid, filepath.Base(path))
 }

@@ -74,7 +74,7 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 	}
 	defer e.Invalidate(id)
 	if opts.Terminate {
-		if targets := e.terminateOwners(s.Holders, &res); len(targets) > 0 {
+		if targets := e.terminateOwners(s.Holders, opts.Kill, &res); len(targets) > 0 {
 			// The CLI may want the operation lock to clean up as it exits.
 			release()
 			release = nil

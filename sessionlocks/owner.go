@@ -46,52 +46,61 @@ func (e *Engine) prove(r lockRef, o *judgeOpts) (*Owner, string) {
 			}
 		}
 	}
+	why := ""
 	if r.hold.exists() && isRegular(r.hold) {
 		hold := filepath.Base(r.holdPath())
 		for pid := range candidates {
-			if o := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, hold, true, "holds the exclusive flock on "+hold); o != nil {
+			o, err := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, r.holdPath(), true, "holds the exclusive lock on "+hold)
+			if o != nil {
 				return o, ""
 			}
+			if err != nil && why == "" {
+				why = err.Error()
+			}
 		}
-		if e.nestedNS {
+		switch {
+		case e.nestedNS:
 			return nil, fmt.Sprintf("no process this sidecar can see holds %s: it runs in a PID namespace of its own, which hides every process outside it", hold)
+		case why != "":
+			return nil, fmt.Sprintf("nothing proves which process holds %s: %s", hold, why)
 		}
-		return nil, fmt.Sprintf("no process with pid %d (here, or in a PID namespace of its own) that started before %s was made holds its exclusive flock", r.pid, hold)
+		return nil, fmt.Sprintf("no process with pid %d (here, or in a PID namespace of its own) that started before %s was made holds its exclusive lock", r.pid, hold)
 	}
-	if db, err := lstatID(filepath.Join(r.dir, sessionDB)); err == nil && isRegular(db) && r.lock.exists() {
+	dbPath := filepath.Join(r.dir, sessionDB)
+	if db, err := lstatID(dbPath); err == nil && isRegular(db) && r.lock.exists() {
 		lock := filepath.Base(r.lockPath())
 		for pid := range candidates {
-			if o := e.tie(pid, r.pid, r.lock.modTime(), lock, db, sessionDB, false, "has this session's "+sessionDB+" open"); o != nil {
+			if o, _ := e.tie(pid, r.pid, r.lock.modTime(), lock, db, dbPath, false, "has this session's "+sessionDB+" open"); o != nil {
 				return o, ""
 			}
 		}
 	}
-	return nil, fmt.Sprintf("the lock has no .hold (a CLI older than 1.0.89), and pid %d does not have this session's %s open, so nothing ties a process to this session", r.pid, sessionDB)
+	return nil, fmt.Sprintf("the lock has no .hold (a CLI older than 1.0.88), and pid %d does not have this session's %s open, so nothing ties a process to this session", r.pid, sessionDB)
 }
 
 // tie returns the Owner if the process pid (here) is the one the lock files
 // name as named, started before the file madeName was made (at made), and
-// has the file open (openName, identity open; holding its exclusive flock,
-// with flock); nil if not.
-func (e *Engine) tie(pid, named int, made time.Time, madeName string, open fileID, openName string, flock bool, evidence string) *Owner {
+// has the file at path open (identity open; alone, holding its exclusive
+// lock, with exclusive); nil, and why not where the system could say, if not.
+func (e *Engine) tie(pid, named int, made time.Time, madeName string, open fileID, path string, exclusive bool, evidence string) (*Owner, error) {
 	if pid <= 0 || !namesPID(pid, named) {
-		return nil
+		return nil, nil
 	}
 	p := readProc(pid)
 	if p.state != procAlive || p.start.IsZero() {
-		return nil
+		return nil, nil
 	}
 	if p.start.After(made.Add(ownerSlack)) {
-		return nil // started after the file was made: not its maker (a pid reused)
+		return nil, nil // started after the file was made: not its maker (a pid reused)
 	}
-	if !holdsFile(pid, openName, open, flock) {
-		return nil
+	if err := hasOpen(path, open, pid, exclusive); err != nil {
+		return nil, err
 	}
-	o := &Owner{PID: pid, StartedAt: p.start, open: open, openName: openName, flock: flock, exe: procExeID(pid), argv: p.argv, uid: p.uid}
+	o := &Owner{PID: pid, StartedAt: p.start, open: open, openPath: path, exclusive: exclusive, exe: procExeID(pid), argv: p.argv, uid: p.uid}
 	o.Evidence = fmt.Sprintf("pid %d %s, and started before %s was made", pid, evidence, madeName)
 	if pid != named {
 		o.NamespacePID = named
 		o.Evidence = fmt.Sprintf("pid %d (pid %d in its own PID namespace) %s, and started before %s was made", pid, named, evidence, madeName)
 	}
-	return o
+	return o, nil
 }

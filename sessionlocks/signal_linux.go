@@ -18,10 +18,14 @@ import (
 
 // target is an owner with a pidfd open on it.
 type target struct {
-	pid   int
-	fd    int
-	owner *Owner // what it was proven to be
+	pid    int
+	fd     int
+	owner  *Owner // what it was proven to be
+	killed bool
 }
+
+// errNoGracefulStop: every owner can be asked to exit here (SIGTERM).
+var errNoGracefulStop = errors.New("unused on Linux")
 
 // openOwner opens a pidfd on o and verifies that it is still o.
 func openOwner(o *Owner) (*target, error) {
@@ -60,8 +64,8 @@ func (t *target) verify(o *Owner) error {
 			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
 		}
 	}
-	if !holdsFile(o.PID, o.openName, o.open, o.flock) {
-		return fmt.Errorf("pid %d no longer has %s open as it did when proven the owner", o.PID, o.openName)
+	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
+		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
 	}
 	if err := unix.PidfdSendSignal(t.fd, 0, nil, 0); err != nil {
 		return fmt.Errorf("pid %d has exited", o.PID)

@@ -7,6 +7,7 @@ package sessionlocks
 // tells a process from one that reused its pid.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -17,7 +18,7 @@ import (
 // not signal, with why. The owner is never this process, an ancestor of
 // it (the IDE that spawned it), pid 1, the init of a PID namespace, or
 // another user's process.
-func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
+func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*target {
 	self := os.Getpid()
 	uid := os.Getuid()
 	protected := ancestors(self)
@@ -61,7 +62,20 @@ func (e *Engine) terminateOwners(hs []Holder, res *ForceResult) []*target {
 			refuse(h.PID, err.Error())
 			continue
 		}
-		if err := t.terminate(); err != nil {
+		if err := t.terminate(); errors.Is(err, errNoGracefulStop) && kill {
+			// It can only be ended at once (Windows), which the user asked for.
+			if err := t.kill(); err != nil {
+				t.close()
+				refuse(h.PID, "it could not be ended: "+err.Error())
+				continue
+			}
+			e.log.Info("ended the owner at once (it cannot be asked to exit)", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
+			t.killed = true
+			sent[o.PID] = true
+			res.Killed = append(res.Killed, o.PID)
+			out = append(out, t)
+			continue
+		} else if err != nil {
 			t.close()
 			refuse(h.PID, "SIGTERM failed: "+err.Error())
 			continue
@@ -87,7 +101,7 @@ func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, r
 	if opts.Kill {
 		var killed []*target
 		for _, t := range targets {
-			if exited[t.pid] {
+			if exited[t.pid] || t.killed {
 				continue
 			}
 			if err := t.verify(t.owner); err != nil {

@@ -127,10 +127,12 @@ type Holder struct {
 func (h Holder) HoldFree() bool { return h.holdFree }
 
 // Owner is the process proven to hold a session through one holder's
-// files: it has the holder's .hold open through a descriptor holding its
-// exclusive flock (or, for a CLI that writes no .hold, the session's
-// session.db open), its pid is the one the lock file names (in its own PID
-// namespace), and it started before that file was made.
+// files: it has the holder's .hold open and holds its exclusive lock (on
+// Linux through a descriptor of its own; on macOS and Windows as the only
+// process that has it open, the lock held), or, for a CLI that writes no
+// .hold, has the session's session.db open; its pid is the one the lock
+// file names (in its own PID namespace), and it started before that file
+// was made.
 type Owner struct {
 	// PID is the owner's process id in this process's PID namespace.
 	PID int
@@ -141,12 +143,12 @@ type Owner struct {
 	// Evidence says in one sentence what proves it.
 	Evidence string
 
-	open     fileID   // the file it has open: its .hold, or session.db
-	openName string   // that file's base name
-	flock    bool     // the proof includes the exclusive flock held through it
-	exe      fileID   // its executable when proven: an exec since changes it
-	argv     []string // its command line when proven
-	uid      int
+	open      fileID   // the file it has open: its .hold, or session.db
+	openPath  string   // that file's path
+	exclusive bool     // the proof includes the exclusive lock held through it, by it alone
+	exe       fileID   // its executable when proven: an exec since changes it
+	argv      []string // its command line when proven
+	uid       int
 }
 
 // fileID identifies one version of a file so that a mutation can check the

@@ -99,6 +99,9 @@ func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
 	if !o.countOnly {
 		h.Detail = detail(f, v, why)
 	}
+	if why == ReasonStarting && f.young() {
+		h.RecheckAt = f.written.Add(e.settle)
+	}
 	if v == Live {
 		e.attach(&h, f.proc)
 		if o.prove {

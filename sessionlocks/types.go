@@ -98,6 +98,9 @@ type Holder struct {
 	ProbedAt time.Time
 	// Cached is true when the verdict came from the probe cache.
 	Cached bool
+	// RecheckAt is when the verdict may change by time alone: the end of
+	// the settle window of a holder judged starting; zero otherwise.
+	RecheckAt time.Time
 
 	// Owner is the process proven to hold the session through this
 	// holder's files, the only one Force may signal; nil when none is

@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/copilot-ide/sessionlocks/internal/getdents"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,27 +29,24 @@ import (
 // an exclusive flock. Reading another process's descriptors needs the right
 // to trace it (the same user, or root); without it the answer is false.
 func holdsFile(pid int, name string, want fileID, flock bool) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	dfd, err := openNoIntr(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/fd")
 	if err != nil {
 		return false
 	}
-	defer unix.Close(dfd)
-	var fds []string
+	defer d.Close()
+	fds, err := d.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	dfd := int(d.Fd())
 	link := make([]byte, 4096)
-	getdents.Each(dfd, make([]byte, 8192), func(fd []byte, _ uint8, _ uint64) {
-		if fd[0] == '.' {
-			return
-		}
+	for _, fd := range fds {
 		// The link's text first: a descriptor on another file is passed
 		// over without anything being asked of its file system.
-		n, err := unix.Readlinkat(dfd, string(fd), link)
+		n, err := unix.Readlinkat(dfd, fd, link)
 		if err != nil || n <= 0 || !strings.HasSuffix(string(link[:n]), "/"+name) && string(link[:n]) != name {
-			return
+			continue
 		}
-		fds = append(fds, string(fd))
-	})
-	for _, fd := range fds {
 		var stx unix.Statx_t
 		if unix.Statx(dfd, fd, unix.AT_STATX_DONT_SYNC, unix.STATX_INO, &stx) != nil {
 			continue

@@ -6,9 +6,9 @@ package sessionlocks
 
 import (
 	"bytes"
+	"os"
 	"strconv"
 
-	"github.com/copilot-ide/sessionlocks/internal/getdents"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,19 +38,15 @@ func nsPIDs(pid int) ([]int, error) {
 // readNSIndex walks /proc and maps the innermost pid of every process in a
 // nested PID namespace to its pid here.
 func readNSIndex() (map[int][]int, error) {
-	fd, err := openNoIntr(unix.AT_FDCWD, "/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
 	var pids []int
-	err = getdents.Each(fd, make([]byte, 32<<10), func(name []byte, _ uint8, _ uint64) {
-		if n, err := strconv.Atoi(string(name)); err == nil && n > 0 {
+	for _, de := range ents {
+		if n, err := strconv.Atoi(de.Name()); err == nil && n > 0 {
 			pids = append(pids, n)
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
 	// A process in this namespace is told by its namespace link, one
 	// readlink; only the others' status is read (about 1.5 KB each).

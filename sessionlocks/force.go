@@ -152,3 +152,45 @@ const (
 	killWait   = 2 * time.Second
 	relockWait = 5 * time.Second
 )
+
+// ForceResult says what Force removed and which processes it signalled.
+type ForceResult struct {
+	Removed []Holder
+	// Kept are the holders whose files Force left: a signalled owner still
+	// running after the grace period, or a holder that appeared after the
+	// session was judged (see ForceOptions.Expect).
+	Kept []Holder
+	// RemovedOmitted and KeptOmitted count the holders beyond the first
+	// 1,000 of each list.
+	RemovedOmitted, KeptOmitted int
+	// Signalled are the owners sent SIGTERM; Exited those of them that
+	// exited; StillRunning those that had not when Force gave up waiting
+	// (after SIGKILL too, with Kill). Killed are the ones sent SIGKILL.
+	Signalled, Exited, StillRunning, Killed []int
+	// NotSignalled are the live and unknown holders Terminate did not
+	// signal, each with why.
+	NotSignalled []Refusal
+	Session      Session
+}
+
+func (r *ForceResult) remove(h Holder) {
+	if len(r.Removed) < holderCap {
+		r.Removed = append(r.Removed, h)
+	} else {
+		r.RemovedOmitted++
+	}
+}
+
+func (r *ForceResult) keep(h Holder) {
+	if len(r.Kept) < holderCap {
+		r.Kept = append(r.Kept, h)
+	} else {
+		r.KeptOmitted++
+	}
+}
+
+// Refusal is a holder Force did not signal, and why.
+type Refusal struct {
+	PID int
+	Why string
+}

@@ -156,3 +156,70 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 		e.log.Info("reclaimed more stale locks", "session", id, "count", removed-logged)
 	}
 }
+
+// ReclaimResult says what Reclaim removed, kept and failed to remove.
+type ReclaimResult struct {
+	// The lists hold at most 1,000 holders each; Totals counts them all.
+	Reclaimed []Holder
+	Kept      []Holder
+	Failed    []ReclaimFailure
+	Totals    ReclaimTotals
+	// Cancelled is set when the call was cancelled after it had removed
+	// something: it stopped before the next session.
+	Cancelled bool
+	// DryRun says nothing was removed: Reclaimed is what would have been.
+	DryRun bool
+}
+
+// ReclaimTotals count the holders Reclaim reclaimed, kept and failed to
+// reclaim, listed or not.
+type ReclaimTotals struct{ Reclaimed, Kept, Failed int }
+
+func (r *ReclaimResult) reclaimed(h Holder) {
+	if r.Totals.Reclaimed++; len(r.Reclaimed) < holderCap {
+		r.Reclaimed = append(r.Reclaimed, h)
+	}
+}
+
+func (r *ReclaimResult) kept(h Holder) {
+	if r.Totals.Kept++; len(r.Kept) < holderCap {
+		r.Kept = append(r.Kept, h)
+	}
+}
+
+// classify records what a dry run would do with h.
+func (r *ReclaimResult) classify(h Holder) {
+	if h.Verdict == Stale {
+		r.reclaimed(h)
+	} else {
+		r.kept(h)
+	}
+}
+
+// merge adds o to r.
+func (r *ReclaimResult) merge(o ReclaimResult) {
+	for _, h := range o.Reclaimed {
+		r.reclaimed(h)
+	}
+	for _, h := range o.Kept {
+		r.kept(h)
+	}
+	for _, f := range o.Failed {
+		r.failed(f.Holder, f.Err)
+	}
+	r.Totals.Reclaimed += o.Totals.Reclaimed - len(o.Reclaimed)
+	r.Totals.Kept += o.Totals.Kept - len(o.Kept)
+	r.Totals.Failed += o.Totals.Failed - len(o.Failed)
+}
+
+func (r *ReclaimResult) failed(h Holder, err error) {
+	if r.Totals.Failed++; len(r.Failed) < holderCap {
+		r.Failed = append(r.Failed, ReclaimFailure{Holder: h, Err: err})
+	}
+}
+
+// ReclaimFailure pairs a holder with the reason its files were not removed.
+type ReclaimFailure struct {
+	Holder Holder
+	Err    error
+}

@@ -37,8 +37,8 @@ func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
 // younger than the settle window outside the operation lock: a probe's
 // flock landing between a CLI's creating it and locking it would make the
 // CLI fail to open the session.
-func (e *Engine) gather(r lockRef, o *judgeOpts) *facts {
-	f := &facts{pid: r.pid, lock: r.lock, hold: r.hold, settle: e.settle, opLocked: o.opLocked,
+func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
+	*f = facts{pid: r.pid, lock: r.lock, hold: r.hold, settle: e.settle, opLocked: o.opLocked,
 		sharedFS: o.sharedFS, nestedNS: o.nestedNS, otherOS: o.otherOS}
 	f.written = r.lock.modTime()
 	if !r.lock.exists() {
@@ -51,7 +51,7 @@ func (e *Engine) gather(r lockRef, o *judgeOpts) *facts {
 	}
 	f.tol = e.tolerance(boot, err)
 	if r.lock.exists() && !isRegular(r.lock) {
-		return f
+		return
 	}
 	f.proc = readProc(r.pid)
 	f.cli = f.proc.state == procAlive && isCopilot(f.proc.argv, r.pid)
@@ -64,10 +64,10 @@ func (e *Engine) gather(r lockRef, o *judgeOpts) *facts {
 			f.probe = &p
 		} else if f.proc.state == procAlive && holdsFile(r.pid, holdFileName(r.pid), r.hold, true) {
 			f.holdSeen = true
-			return f
+			return
 		} else if f.gone() && lockTableHolds(r.hold) {
 			f.holdTable = true // a CLI this process cannot see holds it
-			return f
+			return
 		}
 	}
 	if !f.pidsProveNothing() && (f.pidStale() != "" || f.hold.exists() && f.probe == nil && f.gone()) {
@@ -80,16 +80,17 @@ func (e *Engine) gather(r lockRef, o *judgeOpts) *facts {
 		}
 		f.ns = e.inOtherNamespace(r.pid, f.written, notBefore, f.tol)
 	}
-	return f
 }
 
 // judge gathers r's facts and decides; a live holder's owner is proven in
 // a decision.
 func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
-	f := e.gather(r, &o)
+	var facts facts
+	f := &facts
+	e.gather(r, &o, f)
 	v, why := decide(f)
 	h := Holder{SessionID: r.sessionID, PID: r.pid, Verdict: v, Reason: why, LockWrittenAt: f.written,
-		ProbedAt: e.now(), Process: processOf(f.proc), LockFile: r.lockPath(), lockID: r.lock, holdID: r.hold}
+		ProbedAt: e.now(), LockFile: r.lockPath(), lockID: r.lock, holdID: r.hold}
 	if r.hold.exists() {
 		h.HoldFile = r.holdPath()
 	}
@@ -97,7 +98,7 @@ func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
 		h.holdFree, h.holdID = true, p.id
 	}
 	if !o.countOnly {
-		h.Detail = detail(f, v, why)
+		h.Detail, h.Process = detail(f, v, why), processOf(f.proc)
 	}
 	if why == ReasonStarting && f.young() {
 		h.RecheckAt = f.written.Add(e.settle)

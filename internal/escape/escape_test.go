@@ -10,7 +10,7 @@ func TestText(t *testing.T) {
 		"fix the parser":                 "fix the parser",
 		`C:\Users\dev\src`:               `C:\Users\dev\src`,
 		"日本語のセッション":                      "日本語のセッション",
-		"\x1b]0;pwned\x07\x1b[2J":        `\x1b]0;pwned\x07\x1b[2J`,
+		"\x1b]0;pwned\x07\x1b[2J":        `\x1b]0;pwned\a\x1b[2J`,
 		"name\u202etxt.exe":              `name\u202etxt.exe`,
 		"a\u009b31mb":                    `a\u009b31mb`,
 		"line one\nline two\ttab\r":      `line one\nline two\ttab\r`,

@@ -87,17 +87,17 @@ export function writeStaleLock(stateDir, id) {
  * files and exit as a clean CLI exit does.
  *
  * With ignoreTerm it survives SIGTERM, as a hung CLI would (--ignore-term):
- * termIgnored resolves once it has ignored one, and stop() sends SIGINT,
- * on which it removes its files and exits.
+ * termIgnored resolves once it has ignored one, termsIgnored() counts them,
+ * and stop() sends SIGINT, on which it removes its files and exits.
  */
 export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
   const args = ['--state-dir', stateDir, '--session', id, ignoreTerm ? '--ignore-term' : '--exit-on-eof'];
   const child = spawn(fakeCLI(), args, { stdio: ['pipe', 'pipe', ignoreTerm ? 'pipe' : 'inherit'] });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let termIgnored;
+  let err = '';
   if (ignoreTerm) {
     termIgnored = new Promise((resolve) => {
-      let err = '';
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk) => {
         err += chunk;
@@ -116,6 +116,8 @@ export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
           child,
           exited,
           termIgnored,
+          /** How many SIGTERMs it has ignored so far (with ignoreTerm). */
+          termsIgnored: () => err.split('SIGTERM ignored').length - 1,
           stop: () => {
             if (child.exitCode === null && child.signalCode === null) {
               if (ignoreTerm) child.kill('SIGINT');

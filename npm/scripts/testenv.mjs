@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { key, npmVersion, pack, platforms } from './pack.mjs';
+import { key, npmCommand, npmVersion, pack, platforms } from './pack.mjs';
 
 export const npmDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.dirname(npmDir);
@@ -196,9 +196,10 @@ export function installMain(project, mainTarball, { platformTarball, args = [] }
   npm(['install', '--prefer-offline', ...args, mainTarball], project);
 }
 
-/** npm, run quietly, failing with its output. */
-export function npm(args, cwd) {
-  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+/** npm COMMAND ARGS..., run quietly (its flags go after the command, before any `--`), failing with its output. */
+export function npm([command, ...args], cwd) {
+  const [file, all, how] = npmCommand([command, '--no-audit', '--no-fund', '--loglevel=error', ...args]);
+  const r = spawnSync(file, all, { ...how, cwd, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
   return r.stdout;
 }

@@ -226,13 +226,17 @@ export declare class BinaryNotFoundError extends Error {
   /** The per-platform package that should hold the binary. */
   readonly packageName?: string;
   readonly path?: string;
+  /** For reason 'asar': the unpacked copy that was looked for. */
+  readonly unpackedPath?: string;
   /**
-   * Why the platform package was not found, when it was not: bundled without
-   * node_modules beside the bundle, omitted by npm (--omit=optional), never
-   * installed (the main tarball alone), installed for another platform, or
-   * not known (no npm lockfile to tell).
+   * Why no binary could be run: bundled without node_modules beside the bundle, omitted by the package manager
+   * (optional dependencies left out, or this platform filtered out), never installed (the main tarball alone),
+   * installed for another platform, not known (no lockfile to tell); or found inside an app.asar with no unpacked
+   * copy ('asar'), or inside a yarn Plug'n'Play zip ('zipped': unplug it).
    */
-  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing';
+  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing' | 'asar' | 'zipped';
+  /** The package manager whose commands the advice gives: from the project's lockfile, else npm_config_user_agent. */
+  readonly manager?: 'npm' | 'pnpm' | 'yarn' | 'bun';
   /** For reason 'bundled': 'webpack', or 'a bundler'. */
   readonly bundler?: string;
   /** Platform packages installed instead of this platform's. */

@@ -22,6 +22,7 @@ import { binaryTarget, key, pack, platforms, readPacked } from '../scripts/pack.
 import {
   hostBinary,
   installMain,
+  npm,
   packHost,
   projectDir,
   repoRoot,
@@ -110,6 +111,28 @@ describe('installed packages', () => {
     const bad = spawnSync(shim, ['no-such-command'], { encoding: 'utf8' });
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /unknown command "no-such-command"/);
+  });
+
+  test('npx @copilot-ide/sessionlocks runs the installed binary (never the unscoped name, which nobody holds)', () => {
+    // --no: fail rather than fetch from the registry; the project's own install must be what runs.
+    const out = npm(['exec', '--no', '--', MAIN, 'version'], project);
+    assert.match(out, /^sessionlocks \S+ go/);
+  });
+
+  test('the bin shim reports a binary that cannot be started in one line, with no stack', { skip: process.platform !== 'linux' && 'ETXTBSY is Linux\'s' }, () => {
+    // A binary open for writing (being replaced) makes spawn() throw ETXTBSY rather than emit it.
+    const copy = path.join(tmpdir(), 'sessionlocks');
+    fs.copyFileSync(hostBinary(), copy);
+    fs.chmodSync(copy, 0o755);
+    const fd = fs.openSync(copy, 'r+');
+    try {
+      const shim = path.join(project, 'node_modules', '.bin', 'sessionlocks');
+      const r = spawnSync(shim, ['version'], { encoding: 'utf8', env: { ...process.env, SESSIONLOCKS_BINARY: copy } });
+      assert.equal(r.status, 1);
+      assert.equal(r.stderr, `sessionlocks: cannot run ${copy}: spawn ETXTBSY\n`);
+    } finally {
+      fs.closeSync(fd);
+    }
   });
 });
 

@@ -136,6 +136,23 @@ describe('installed packages', () => {
   });
 });
 
+test("README's install before a release: the two tarballs, as the commands there install them", { skip: process.platform === 'win32' && 'a POSIX shell' }, async () => {
+  const text = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const block = /```sh\n(make npm[^\n]*\n[\s\S]*?)```/.exec(text.slice(text.indexOf('## In an IDE')));
+  assert.ok(block, 'no ```sh block starting with make npm under "## In an IDE"');
+  // make npm is what packHost did; cd is into the app, which is dir here.
+  const lines = block[1].split('\n').filter((l) => l && !/^(make npm|cd )/.test(l));
+  const script = lines.join('\n').replaceAll('../sessionlocks/dist/npm', path.dirname(packed.tarballs[MAIN])).replaceAll('linux-x64', key(host));
+  const dir = projectDir('from-readme');
+  const r = spawnSync('sh', ['-c', script], { cwd: dir, encoding: 'utf8' });
+  assert.equal(r.status, 0, `${script}\n${r.stdout}${r.stderr}`);
+  const pkg = createRequire(path.join(dir, 'package.json'))(MAIN);
+  assert.equal(pkg.binaryPath(), path.join(dir, 'node_modules', HOST_PKG, 'bin', 'sessionlocks'));
+  const locks = await pkg.SessionLocks.spawn({ stateDir: path.join(tmpdir(), 'none') });
+  assert.equal(locks.version, execFileSync(hostBinary(), ['version'], { encoding: 'utf8' }).split(' ')[1]);
+  await locks.dispose();
+});
+
 describe('the client, through the installed package', () => {
   let stateDir;
   let client;

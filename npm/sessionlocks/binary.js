@@ -56,7 +56,7 @@ const OR_SET = 'Or pass the binary to SessionLocks.spawn({ binary }), or set SES
 /** How to unpack the binary from an app.asar, in each packager's own option (docs/packaging.md). */
 const ASAR_UNPACK =
   'electron-builder: "asarUnpack": ["**/node_modules/@copilot-ide/sessionlocks-*/**"]; Electron Forge: ' +
-  'packagerConfig: { asar: { unpackDir: "**/node_modules/@copilot-ide/sessionlocks-*" } } (its ' +
+  "packagerConfig: { asar: { unpackDir: '**/node_modules/@copilot-ide/sessionlocks-*' } } (its " +
   'auto-unpack-natives plugin unpacks only *.node files, not this binary); @electron/asar: ' +
   'asar pack <dir> app.asar --unpack-dir "**/node_modules/@copilot-ide/sessionlocks-*"';
 

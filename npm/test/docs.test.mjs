@@ -4,7 +4,9 @@
 // dir as the CLI's (COPILOT_HOME): it must stay running, receive the change
 // when a CLI opens a session, take that session over when the user says so,
 // and end its child on quit. Electron cannot run here: a stand-in `electron`
-// package gives it the one thing it uses, app's will-quit.
+// package gives it the one thing it uses, app's will-quit. docs/migrating.md's
+// adapter is exercised the same way, on a free, a stale, a live and an
+// unknown session.
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,7 +16,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hostBinary, npmDir, repoRoot, startFakeSession, tmpdir, writeSession } from '../scripts/testenv.mjs';
+import { hostBinary, npmDir, repoRoot, startFakeSession, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
 
 /** The body of the first ```lang block after heading in file (a repository path). */
 export function codeBlock(file, heading, lang = 'ts') {
@@ -28,10 +30,10 @@ export function codeBlock(file, heading, lang = 'ts') {
 
 /**
  * A project with the package (the repository's own, linked) and a stand-in
- * electron, in which file (TypeScript source) compiles to CommonJS and ES
- * module output: {cjs, esm}, the two entry files.
+ * electron, in which name.ts (source) and the other files compile to
+ * CommonJS and ES module output: {cjs, esm}, the two entry files.
  */
-export function compileBoth(name, source) {
+export function compileBoth(name, source, others = {}) {
   const project = tmpdir('sessionlocks-docs-');
   const modules = path.join(project, 'node_modules');
   fs.mkdirSync(path.join(modules, '@copilot-ide'), { recursive: true });
@@ -50,6 +52,7 @@ export function compileBoth(name, source) {
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type }));
     fs.writeFileSync(path.join(dir, `${name}.ts`), source);
+    for (const [file, text] of Object.entries(others)) fs.writeFileSync(path.join(dir, file), text);
     const tsconfig = {
       compilerOptions: {
         strict: true,
@@ -61,7 +64,7 @@ export function compileBoth(name, source) {
         outDir: 'out',
         skipLibCheck: true,
       },
-      files: [`${name}.ts`],
+      files: [`${name}.ts`, ...Object.keys(others)],
     };
     fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
     const tsc = spawnSync(process.execPath, [path.join(npmDir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { encoding: 'utf8' });
@@ -166,4 +169,77 @@ describe("README's IDE snippet, pasted into an Electron main file", () => {
       assert.deepEqual(p.seen.filter((l) => l.what === 'tell'), []);
     });
   }
+});
+
+// The IDE's calls of the old module, through the adapter.
+const HARNESS = `
+import { cleanUpStaleLocks, listSessionLocks, onLocksChanged, prepareResume, start, stop } from './sessionLocks.js';
+const ids = JSON.parse(process.env.IDS as string);
+const asked: string[] = [];
+const ask = (yes: boolean) => async (message: string) => (asked.push(message), yes);
+(async () => {
+  const out: Record<string, unknown> = {};
+  await start();
+  out.before = await listSessionLocks();
+  const changes: string[] = [];
+  const sub = await onLocksChanged((changed, removed) => changes.push(...changed.map((s) => s.id + ':' + s.state), ...removed));
+  out.free = await prepareResume(ids.free, ask(true));
+  out.stale = await prepareResume(ids.stale, ask(true));
+  out.unknown = await prepareResume(ids.unknown, ask(false));
+  out.reclaimed = await cleanUpStaleLocks();
+  out.live = await prepareResume(ids.live, ask(true));
+  for (let i = 0; i < 100 && !changes.includes(ids.live + ':free'); i++) await new Promise((r) => setTimeout(r, 50));
+  out.after = await listSessionLocks();
+  Object.assign(out, { asked, changes });
+  sub.dispose();
+  await stop();
+  process.stdout.write(JSON.stringify(out));
+})();
+`;
+
+describe("docs/migrating.md's adapter", { skip: process.platform === 'win32' && 'pid 1 and SIGTERM are POSIX' }, () => {
+  const adapter = codeBlock('docs/migrating.md', '## An adapter');
+
+  test('compiles (tsc --strict) to both module kinds, and each answers as the states table says', async (t) => {
+    assert.ok(adapter.split('\n').length <= 45, 'the adapter has grown past what an IDE drops in');
+    const built = compileBoth('ide', HARNESS, { 'sessionLocks.ts': adapter });
+    for (const kind of ['cjs', 'esm']) {
+      const home = tmpdir();
+      const stateDir = path.join(home, 'session-state');
+      const ids = { free: crypto.randomUUID(), stale: crypto.randomUUID(), live: crypto.randomUUID(), unknown: crypto.randomUUID() };
+      for (const [name, id] of Object.entries(ids)) writeSession(stateDir, id, { name });
+      const stale = writeStaleLock(stateDir, ids.stale);
+      // A live process that is not the CLI, older than its lock: pid 1 (init), named by a lock written after boot.
+      const unknownLock = path.join(stateDir, ids.unknown, 'inuse.1.lock');
+      fs.writeFileSync(unknownLock, '1\n');
+      const written = new Date(Date.now() - 30_000);
+      fs.utimesSync(unknownLock, written, written);
+      const cli = await startFakeSession(stateDir, ids.live);
+      t.after(() => cli.stop());
+
+      const p = spawnSync(process.execPath, [built[kind]], {
+        env: { ...process.env, SESSIONLOCKS_BINARY: hostBinary(), COPILOT_HOME: home, IDS: JSON.stringify(ids) },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(p.status, 0, `${kind}: ${p.stdout}${p.stderr}`);
+      const out = JSON.parse(p.stdout);
+      const states = (list) => Object.fromEntries(list.map((s) => [s.id, s.state]));
+      assert.deepEqual(states(out.before), { [ids.stale]: 'stale', [ids.live]: 'inUse', [ids.unknown]: 'unknown' }, kind);
+      assert.deepEqual(out.before.find((s) => s.id === ids.live).pids, [cli.pid]);
+      assert.equal(out.free, true);
+      assert.equal(out.stale, true, 'stale: resumed without asking');
+      assert.equal(out.unknown, false, 'unknown: asked, and the user said no');
+      assert.equal(out.live, true, 'live: asked, the user said yes, the CLI was stopped');
+      assert.equal(out.asked.length, 2, JSON.stringify(out.asked));
+      assert.match(out.asked[0], /pid 1\b.* Force resume\?$/);
+      assert.match(out.asked[1], new RegExp(`^In use by pid ${cli.pid}.* Force resume\\?$`));
+      assert.equal(out.reclaimed, 1, 'the stale lock, and nothing else');
+      assert.ok(!fs.existsSync(stale.lockFile));
+      assert.ok(fs.existsSync(unknownLock), 'the unknown lock was removed');
+      assert.equal((await cli.exited).signal, 'SIGTERM');
+      assert.ok(out.changes.includes(`${ids.live}:free`), JSON.stringify(out.changes));
+      assert.deepEqual(states(out.after), { [ids.unknown]: 'unknown' });
+    }
+  });
 });

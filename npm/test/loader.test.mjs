@@ -79,7 +79,7 @@ test('inside Electron a path through app.asar becomes app.asar.unpacked', async 
         err.reason === 'asar' &&
         err.message.includes(unpacked) &&
         err.message.includes('"asarUnpack": ["**/node_modules/@copilot-ide/sessionlocks-*/**"]') &&
-        err.message.includes('packagerConfig: { asar: { unpackDir: "**/node_modules/@copilot-ide/sessionlocks-*" } }') &&
+        err.message.includes("packagerConfig: { asar: { unpackDir: '**/node_modules/@copilot-ide/sessionlocks-*' } }") &&
         /auto-unpack-natives plugin unpacks only \*\.node/.test(err.message) &&
         err.message.includes('--unpack-dir "**/node_modules/@copilot-ide/sessionlocks-*"') &&
         err.unpackedPath === unpacked,

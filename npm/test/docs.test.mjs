@@ -243,3 +243,11 @@ describe("docs/migrating.md's adapter", { skip: process.platform === 'win32' && 
     }
   });
 });
+
+describe("the package README's IDE example", () => {
+  test('type-checks (tsc --strict) as a CommonJS and an ES module', () => {
+    const example = codeBlock('npm/sessionlocks/README.md', '## In an IDE');
+    const ui = 'declare function showError(message: string): void;\ndeclare function setBusy(busy: boolean): void;\ndeclare function confirm(message: string): Promise<boolean>;\n';
+    compileBoth('example', ui + example);
+  });
+});

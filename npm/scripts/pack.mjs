@@ -28,6 +28,17 @@ export const mainSource = path.resolve(here, '../sessionlocks');
 export const platforms = JSON.parse(fs.readFileSync(path.join(mainSource, 'platforms.json'), 'utf8'));
 const mainManifest = JSON.parse(fs.readFileSync(path.join(mainSource, 'package.json'), 'utf8'));
 
+/**
+ * npmCommand returns [file, args, options] to run npm with execFileSync or
+ * spawnSync on any system: on Windows npm is npm.cmd, which Node runs only
+ * through a shell (shell: true), and then passes the arguments unquoted.
+ */
+export function npmCommand(args, platform = process.platform) {
+  if (platform !== 'win32') return ['npm', args, {}];
+  const quote = (a) => (/^[\w@%+=:,./\\-]+$/.test(a) ? a : `"${a}"`);
+  return ['npm.cmd', args.map(quote), { shell: true }];
+}
+
 /** The Node platform-arch key of a table row, e.g. linux-x64. */
 export const key = (p) => `${p.platform}-${p.arch}`;
 export const packageName = (p) => `${mainManifest.name}-${key(p)}`;
@@ -153,12 +164,8 @@ export function pack({ version, out, binDir, only, binary }) {
   dirs.push(mainDir);
 
   // One npm invocation for all packages: npm's start-up dominates the time.
-  const result = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', out, ...dirs], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  const [npm, args, how] = npmCommand(['pack', '--json', '--pack-destination', out, ...dirs]);
+  const result = JSON.parse(execFileSync(npm, args, { ...how, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
   const tarballs = {};
   for (const r of result) tarballs[r.name] = path.join(out, r.filename);
   // What was packed, for whoever tests or publishes these tarballs later (readPacked).

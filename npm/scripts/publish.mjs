@@ -11,7 +11,7 @@
 // --dry-run prints the npm command instead of running it.
 
 import { spawnSync } from 'node:child_process';
-import { readPacked } from './pack.mjs';
+import { npmCommand, readPacked } from './pack.mjs';
 
 function parseArgs(argv) {
   const opts = { dir: 'dist/npm', dryRun: false };
@@ -35,7 +35,8 @@ function parseArgs(argv) {
 // npm view answers E404 for a package it has never seen and nothing at all
 // for a version it does not have; anything else is an error to stop on.
 function published(name, version) {
-  const r = spawnSync('npm', ['view', `${name}@${version}`, 'version'], { encoding: 'utf8' });
+  const [npm, args, how] = npmCommand(['view', `${name}@${version}`, 'version']);
+  const r = spawnSync(npm, args, { ...how, encoding: 'utf8' });
   if (r.status === 0) return r.stdout.trim() !== '';
   if (/E404/.test(r.stderr)) return false;
   throw new Error(`npm view ${name}@${version} failed (${r.status}):\n${r.stderr}`);
@@ -55,7 +56,8 @@ try {
   } else if (published(name, version)) {
     console.log(`${name}@${version} is already on the registry; not published again`);
   } else {
-    const r = spawnSync('npm', args, { stdio: 'inherit' });
+    const [npm, all, how] = npmCommand(args);
+    const r = spawnSync(npm, all, { ...how, stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`npm publish ${name}@${version} failed (${r.status})`);
   }
 } catch (err) {

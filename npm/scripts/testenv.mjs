@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { key, npmVersion, pack, platforms } from './pack.mjs';
+import { key, npmCommand, npmVersion, pack, platforms } from './pack.mjs';
 
 export const npmDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = path.dirname(npmDir);
@@ -87,17 +87,17 @@ export function writeStaleLock(stateDir, id) {
  * files and exit as a clean CLI exit does.
  *
  * With ignoreTerm it survives SIGTERM, as a hung CLI would (--ignore-term):
- * termIgnored resolves once it has ignored one, and stop() sends SIGINT,
- * on which it removes its files and exits.
+ * termIgnored resolves once it has ignored one, termsIgnored() counts them,
+ * and stop() sends SIGINT, on which it removes its files and exits.
  */
 export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
   const args = ['--state-dir', stateDir, '--session', id, ignoreTerm ? '--ignore-term' : '--exit-on-eof'];
   const child = spawn(fakeCLI(), args, { stdio: ['pipe', 'pipe', ignoreTerm ? 'pipe' : 'inherit'] });
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let termIgnored;
+  let err = '';
   if (ignoreTerm) {
     termIgnored = new Promise((resolve) => {
-      let err = '';
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk) => {
         err += chunk;
@@ -116,6 +116,8 @@ export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
           child,
           exited,
           termIgnored,
+          /** How many SIGTERMs it has ignored so far (with ignoreTerm). */
+          termsIgnored: () => err.split('SIGTERM ignored').length - 1,
           stop: () => {
             if (child.exitCode === null && child.signalCode === null) {
               if (ignoreTerm) child.kill('SIGINT');
@@ -194,9 +196,10 @@ export function installMain(project, mainTarball, { platformTarball, args = [] }
   npm(['install', '--prefer-offline', ...args, mainTarball], project);
 }
 
-/** npm, run quietly, failing with its output. */
-export function npm(args, cwd) {
-  const r = spawnSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8' });
+/** npm COMMAND ARGS..., run quietly (its flags go after the command, before any `--`), failing with its output. */
+export function npm([command, ...args], cwd) {
+  const [file, all, how] = npmCommand([command, '--no-audit', '--no-fund', '--loglevel=error', ...args]);
+  const r = spawnSync(file, all, { ...how, cwd, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${r.status}):\n${r.stdout}${r.stderr}`);
   return r.stdout;
 }

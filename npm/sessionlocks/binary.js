@@ -13,6 +13,7 @@ const { createRequire } = require('module');
 const path = require('path');
 const PLATFORMS = require('./platforms.json');
 const { PACKAGE_VERSION } = require('./version');
+const managers = require('./managers');
 
 const MAIN_PACKAGE = '@copilot-ide/sessionlocks';
 
@@ -45,6 +46,19 @@ const ASAR_SEGMENT = /([\\/][^\\/]+\.asar)(?=[\\/])/;
 function unpackedPath(p) {
   return p.replace(ASAR_SEGMENT, '$1.unpacked');
 }
+
+// Yarn Plug'n'Play keeps packages in zip archives that its patched fs reads
+// through, but no program inside one can be executed (spawn: ENOTDIR).
+const ZIP_SEGMENT = /[\\/][^\\/]+\.zip(?=[\\/])/;
+
+const OR_SET = 'Or pass the binary to SessionLocks.spawn({ binary }), or set SESSIONLOCKS_BINARY to a sessionlocks binary.';
+
+/** How to unpack the binary from an app.asar, in each packager's own option (docs/packaging.md). */
+const ASAR_UNPACK =
+  'electron-builder: "asarUnpack": ["**/node_modules/@copilot-ide/sessionlocks-*/**"]; Electron Forge: ' +
+  "packagerConfig: { asar: { unpackDir: '**/node_modules/@copilot-ide/sessionlocks-*' } } (its " +
+  'auto-unpack-natives plugin unpacks only *.node files, not this binary); @electron/asar: ' +
+  'asar pack <dir> app.asar --unpack-dir "**/node_modules/@copilot-ide/sessionlocks-*"';
 
 /**
  * nodeResolve is Node's require.resolve as seen from this file, or, in a
@@ -119,15 +133,23 @@ function binaryPath(options = {}) {
   if (electron && ASAR_SEGMENT.test(found)) {
     const unpacked = unpackedPath(found);
     if (!isFile(unpacked)) {
-      throw new BinaryNotFoundError(
+        throw new BinaryNotFoundError(
         `The sessionlocks binary from ${origin} is inside an asar archive (${found}), where it cannot be executed, ` +
-          `and the unpacked copy ${unpacked} does not exist. Unpack the binary when packaging the app, e.g. with ` +
-          `electron-builder "asarUnpack": ["**/node_modules/@copilot-ide/sessionlocks-*/**"] ` +
-          `(or the unpack option of @electron/asar / Electron Forge).`,
-        { path: found, unpackedPath: unpacked, platform, arch },
+          `and the unpacked copy ${unpacked} does not exist. Unpack it when packaging the app: ${ASAR_UNPACK}.`,
+        { path: found, unpackedPath: unpacked, platform, arch, reason: 'asar' },
       );
     }
     return unpacked;
+  }
+  if (!env.SESSIONLOCKS_BINARY && ZIP_SEGMENT.test(found)) {
+    const name = platformPackageName(platform, arch);
+    throw new BinaryNotFoundError(
+      `The sessionlocks binary from ${origin} is inside a zip archive (${found}), as Yarn Plug'n'Play keeps ` +
+        `packages, and a program in a zip cannot be executed. Unplug ${name}: run \`yarn unplug ${name}\` (it sets ` +
+        `"dependenciesMeta": {"${name}": {"unplugged": true}} in package.json), or remove an "unplugged": false ` +
+        `for it there, which overrides the preferUnplugged the package asks for; then run yarn install. ${OR_SET}`,
+      { path: found, packageName: name, platform, arch, reason: 'zipped' },
+    );
   }
   if (!isFile(found)) {
     if (origin.startsWith('the SESSIONLOCKS_BINARY')) {
@@ -162,13 +184,12 @@ function packagedBinary(platform, arch, resolve, options) {
   }
   const details = { packageName: name, platform, arch };
   const missing = `The sessionlocks binary for ${platform}-${arch} should come from the package ${name}`;
-  const orSet = 'Or pass the binary to SessionLocks.spawn({ binary }), or set SESSIONLOCKS_BINARY to a sessionlocks binary.';
 
   // In a bundle, the package's own node_modules are usually not where the
   // bundle runs: unless they are beside it after all, the advice is about the
   // bundler's configuration, not npm.
   const bundled = 'bundler' in options ? options.bundler : bundler();
-  let packageDir = __dirname;
+  let packageDir = options.packageDir || __dirname;
   if (bundled) {
     try {
       packageDir = path.dirname(resolve(`${MAIN_PACKAGE}/package.json`));
@@ -182,14 +203,17 @@ function packagedBinary(platform, arch, resolve, options) {
         `${bundled === 'webpack' ? ' by webpack' : ''}, ` +
         `and Node looks for ${name} in the node_modules beside the bundle. Mark ${MAIN_PACKAGE} as external ` +
         `(webpack: externals: { '${MAIN_PACKAGE}': 'commonjs ${MAIN_PACKAGE}' }; esbuild: --external:${MAIN_PACKAGE}) ` +
-        `and ship ${MAIN_PACKAGE} and ${name} in the app's node_modules (in Electron, unpacked from app.asar: ` +
-        `"asarUnpack": ["**/node_modules/${MAIN_PACKAGE}-*/**"]). ${orSet}`,
+        `and ship ${MAIN_PACKAGE} and ${name} in the app's node_modules (in Electron, unpacked from app.asar; ` +
+        `${ASAR_UNPACK}). ${OR_SET}`,
       { ...details, bundler: bundled, reason: 'bundled' },
     );
   }
 
   // Say what is installed instead: node_modules copied from another machine
   // is the usual cause, and naming the package found makes that obvious.
+  const lock = 'lockfile' in options ? options.lockfile : projectLockfile(packageDir);
+  const how = managers.advice(lock || managers.fromUserAgent((options.env || process.env).npm_config_user_agent));
+  details.manager = how.name;
   const others = PLATFORMS.map((p) => platformPackageName(p.platform, p.arch)).filter((other) => {
     if (other === name) return false;
     try {
@@ -202,62 +226,49 @@ function packagedBinary(platform, arch, resolve, options) {
   if (others.length) {
     throw new BinaryNotFoundError(
       `${missing}, which is not installed. Installed instead: ${others.join(', ')}, so node_modules was probably ` +
-        `installed on another platform and copied here; reinstall dependencies on this machine (npm ci). ${orSet}`,
+        `installed on another platform and copied here; reinstall dependencies on this machine (${how.reinstall}). ${OR_SET}`,
       { ...details, installed: others, reason: 'other-platform' },
     );
   }
-  // npm's lockfile tells the two usual causes apart: a package it resolved
-  // but did not install was omitted on purpose (--omit=optional); one it does
-  // not list at all could not be had when it installed (the main tarball
+  // The lockfile tells the two usual causes apart: a package it resolved
+  // but that was not installed was left out on purpose (optional
+  // dependencies omitted, or this platform filtered out); one it does not
+  // list at all could not be had when it installed (the main tarball
   // installed alone, or a registry without that version).
-  const lock = 'lockfile' in options ? options.lockfile : projectLockfile(packageDir);
   const wanted = `${name}@${PACKAGE_VERSION}`;
-  if (lock && lock.packages && Object.keys(lock.packages).some((k) => k === name || k.endsWith(`node_modules/${name}`))) {
+  if (lock && managers.lists(lock, name)) {
     throw new BinaryNotFoundError(
       `${missing}, which is not installed although ${lock.file} lists it: it is an optional dependency of ` +
-        `${MAIN_PACKAGE}, and npm skipped it because optional dependencies were omitted (--omit=optional, ` +
-        `--no-optional, or omit=optional in .npmrc). Reinstall with them: npm ci --include=optional. ${orSet}`,
+        `${MAIN_PACKAGE}, and ${how.name} left it out (${how.skipped}). Reinstall with it: ${how.withOptional}. ${OR_SET}`,
       { ...details, installed: [], reason: 'omitted' },
     );
   }
   if (lock) {
     throw new BinaryNotFoundError(
-      `${missing}, which was never installed: ${lock.file} does not list it, so npm could not get ${wanted} ` +
+      `${missing}, which was never installed: ${lock.file} does not list it, so ${how.name} could not get ${wanted} ` +
         `when it installed ${MAIN_PACKAGE} (its optional dependencies are skipped silently; installing the main ` +
-        `tarball alone does that). Install ${name} too, at the same version (npm install ${wanted}, or its tarball ` +
-        `beside the main one), and do not use --omit=optional / --no-optional. ${orSet}`,
+        `tarball alone does that). Install ${name} too, at the same version (${how.add(wanted)}, or its tarball ` +
+        `beside the main one), and do not use ${how.skipped}. ${OR_SET}`,
       { ...details, installed: [], reason: 'not-installed' },
     );
   }
   throw new BinaryNotFoundError(
-    `${missing}, which is not installed. Install it too, at the same version (npm install ${wanted}); ` +
-      `it is an optional dependency of ${MAIN_PACKAGE}, which npm skips silently when it cannot get it (the main ` +
-      `tarball installed alone) and on purpose with --omit=optional or --no-optional (then reinstall with ` +
-      `npm ci --include=optional). ${orSet}`,
+    `${missing}, which is not installed. Install it too, at the same version (${how.add(wanted)}); ` +
+      `it is an optional dependency of ${MAIN_PACKAGE}, which ${how.name} skips silently when it cannot get it (the main ` +
+      `tarball installed alone) and on purpose with ${how.skipped} (then reinstall: ${how.withOptional}). ${OR_SET}`,
     { ...details, installed: [], reason: 'missing' },
   );
 }
 
 /**
- * projectLockfile reads the npm lockfile of the project the package in
- * packageDir is installed in ({file, packages}), or returns undefined when there is none
- * (another package manager, or no node_modules above this file).
+ * projectLockfile finds the lockfile of the project the package in
+ * packageDir is installed in: above the first node_modules on its path
+ * (npm's, pnpm's store, a yarn PnP archive's), up to a workspace root.
+ * Undefined when there is none, or the package does not run from an install.
  */
 function projectLockfile(packageDir) {
-  // An installed package is <project>/node_modules/@copilot-ide/sessionlocks.
-  const nodeModules = path.resolve(packageDir, '..', '..');
-  if (path.basename(nodeModules) !== 'node_modules') return undefined;
-  const project = path.dirname(nodeModules);
-  for (const name of ['npm-shrinkwrap.json', 'package-lock.json']) {
-    const file = path.join(project, name);
-    try {
-      const lock = JSON.parse(fs.readFileSync(file, 'utf8'));
-      return { file, packages: lock.packages || lock.dependencies || {} };
-    } catch {
-      // missing or unreadable: try the next
-    }
-  }
-  return undefined;
+  const m = /^(.*?)[\\/]node_modules(?:[\\/]|$)/.exec(packageDir || '');
+  return m ? managers.findLockfile(m[1]) : undefined;
 }
 
 module.exports = {

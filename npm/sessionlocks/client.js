@@ -6,10 +6,15 @@
 // when the child exits or the client is disposed.
 //
 // With a restart policy the client outlives its child: a crashed child is
-// spawned again after a backoff, calls made meanwhile wait for it, and the
-// view the listeners were given (listSessions answers plus sessionsChanged)
-// is brought up to date with one sessionsChanged once the new child has
-// listed the sessions, since notifications the dead child never sent are lost.
+// spawned again after a backoff, calls made meanwhile wait for it, reads that
+// were pending when it died are sent once more, and the view the listeners
+// were given (listSessions answers plus sessionsChanged) is brought up to
+// date with one sessionsChanged once the new child has listed the sessions,
+// since notifications the dead child never sent are lost.
+//
+// Every answer and notification it hands out is deeply frozen: the restart
+// view holds the very objects the caller got, and a caller that changed one
+// would change what the next restart's difference is computed from.
 
 const { spawn } = require('child_process');
 // vscode-jsonrpc takes tens of milliseconds to load; an IDE that requires
@@ -18,55 +23,7 @@ let loaded;
 const rpc = () => (loaded ??= require('vscode-jsonrpc/node'));
 const { binaryPath, platformPackageName, MAIN_PACKAGE } = require('./binary');
 const { PACKAGE_VERSION, UNSTAMPED, npmVersion } = require('./version');
-
-/**
- * JSON-RPC error codes: the server's, as the OpenRPC document lists them
- * (schema/openrpc.json; a test keeps the two in step), then the ones this
- * client raises itself. RequestCancelled comes from either side.
- */
-const ErrorCodes = Object.freeze({
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  SessionNotFound: -32001,
-  StateDirUnreadable: -32002,
-  FileOperationFailed: -32003,
-  SessionBusy: -32004,
-  /** forceResume's expect named other holders than the session has now; data is the fresh canResume answer. */
-  SessionChanged: -32005,
-  /**
-   * The call was cancelled: through its AbortSignal, or by $/cancelRequest. For forceResume and reclaimStale,
-   * the server's word that it did nothing (an aborted call of theirs that had acted resolves instead).
-   */
-  RequestCancelled: -32800,
-  /** The client was disposed while the call was pending. */
-  Disposed: -32097,
-  /** The sessionlocks process exited (or never started) while the call was pending. */
-  ChildExited: -32096,
-  /** The binary's version is not the package's (spawn's version check). */
-  VersionMismatch: -32095,
-});
-
-/** SessionLocksError is a failed call: the JSON-RPC error code, message and data, and the method called. */
-class SessionLocksError extends Error {
-  constructor(code, message, data, method, options) {
-    super(message, options);
-    this.name = 'SessionLocksError';
-    this.code = code;
-    this.data = data;
-    this.method = method;
-  }
-}
-
-/**
- * SessionChangedError is the SessionLocksError of a forceResume whose expect
- * no longer held (ErrorCodes.SessionChanged): a CLI opened the session after
- * the canResume answer the user decided on, and nothing was done. data is the
- * fresh canResume answer, to ask the user again with (and pass as expect).
- */
-class SessionChangedError extends SessionLocksError {}
+const { ErrorCodes, SessionLocksError, SessionChangedError, acted, cancelled, answerError } = require('./errors');
 
 /**
  * The methods that change the state dir. Cancelled once they have begun to
@@ -74,6 +31,13 @@ class SessionChangedError extends SessionLocksError {}
  * of theirs waits for the server's answer instead of rejecting at once.
  */
 const ACTING = new Set(['forceResume', 'reclaimStale']);
+
+/**
+ * The methods that only read: pending when a child dies, they are sent once
+ * more to the restarted child (with a restart policy). The acting ones never
+ * are; their ChildExited says whether the request had reached the child.
+ */
+const READS = new Set(['listSessions', 'canResume', 'status', 'rpc.discover']);
 
 // vscode-jsonrpc's own codes for a broken stream (MessageWriteError,
 // MessageReadError, PendingResponseRejected, ConnectionInactive).
@@ -119,10 +83,6 @@ class SessionLocks {
   #resolveExited;
   #disposeGrace;
   #startTimeout;
-  /** The last listing rebuilt: {version, sessions}, the base of the next delta. */
-  #listing;
-  /** Set once the server refused since: it predates deltas. */
-  #noDeltas = false;
   /** What spawn() ran, to run it again; undefined for a client built on a given child. */
   #launch;
   #binary;
@@ -157,13 +117,21 @@ class SessionLocks {
     const args = ['serve'];
     if (options.stateDir) args.push('--state-dir', options.stateDir);
     if (options.args) args.push(...options.args);
-    const launch = () =>
-      spawn(binary, args, {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: options.env ? { ...process.env, ...options.env } : process.env,
-        cwd: options.cwd,
-        windowsHide: true,
-      });
+    const launch = () => {
+      try {
+        return spawn(binary, args, {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: options.env ? { ...process.env, ...options.env } : process.env,
+          cwd: options.cwd,
+          windowsHide: true,
+        });
+      } catch (error) {
+        // spawn() throws, rather than emitting 'error', for all but a few
+        // errnos (ENOTDIR for a binary inside a zip, ETXTBSY for one being
+        // written): reported as a failed start like ENOENT.
+        return failedChild(error);
+      }
+    };
     const policy = restartPolicy(options.restart);
     const client = new SessionLocks(launch(), options);
     client.#launch = launch;
@@ -203,7 +171,7 @@ class SessionLocks {
 
   #attach(child) {
     const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = rpc();
-    const gen = { child, conn: undefined, pending: new Set(), exit: null, runningSince: 0, startError: undefined };
+    const gen = { child, conn: undefined, pending: new Set(), exit: null, runningSince: 0, startError: undefined, sending: undefined };
     this.#gen = gen;
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => {
@@ -219,7 +187,17 @@ class SessionLocks {
     // tail in the exit info and errors is complete.
     child.on('close', (code, signal) => this.#childExited(gen, { code, signal }));
 
-    gen.conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    // The writer notes, for the call being sent (gen.sending), whether its
+    // request was written to the child's stdin: a forceResume or
+    // reclaimStale that dies with the child may have acted only if it was.
+    const writer = new StreamMessageWriter(child.stdin);
+    const write = writer.write.bind(writer);
+    writer.write = (msg) => {
+      const done = write(msg);
+      if (gen.sending) gen.sending.written = done.then(() => true, () => false);
+      return done;
+    };
+    gen.conn = createMessageConnection(new StreamMessageReader(child.stdout), writer);
     gen.conn.onNotification('sessionsChanged', (params) => {
       if (gen === this.#gen) this.#deliver(params);
     });
@@ -253,42 +231,9 @@ class SessionLocks {
     return this.#version;
   }
 
-  /**
-   * Lists sessions, newest updatedAt first. Unless options.fresh is set or
-   * params name ids or since, the answer is asked for as a delta against
-   * the last listing (params.since) and rebuilt here: sessions that did not
-   * change are the very objects of that listing, frozen, so a 10,000-session
-   * listing costs the parsing of what changed rather than of 4 MB of JSON.
-   */
+  /** Lists sessions, newest updatedAt first. */
   listSessions(params = {}, options = {}) {
-    if (params.since !== undefined) return this.request('listSessions', params, options);
-    if (options.fresh || params.ids || this.#noDeltas) {
-      return this.request('listSessions', params, options).then((answer) => this.#noted(params, answer));
-    }
-    const base = this.#listing;
-    const asked = this.request('listSessions', { ...params, since: base ? base.version : '' }, options);
-    return asked.then(
-      (answer) => {
-        if (typeof answer?.version !== 'string') return this.#noted(params, answer); // a server that ignores since
-        const sessions = rebuild(answer, base);
-        if (!sessions) {
-          // A delta that does not fit (against some other listing): never
-          // guess; ask for the whole list.
-          this.#listing = undefined;
-          return this.request('listSessions', params, options).then((whole) => this.#noted(params, whole));
-        }
-        this.#listing = { version: answer.version, sessions };
-        const result = { stateDir: answer.stateDir, total: answer.total, sessions: sessions.slice(), version: answer.version };
-        return this.#noted(params, result);
-      },
-      (err) => {
-        // A server older than deltas refuses since as an unknown parameter
-        // (SESSIONLOCKS_BINARY naming an older build): stop asking.
-        if (err?.code !== ErrorCodes.InvalidParams || err.data?.field !== 'since') throw err;
-        this.#noDeltas = true;
-        return this.request('listSessions', params, options).then((whole) => this.#noted(params, whole));
-      },
-    );
+    return this.request('listSessions', params, options).then((answer) => this.#noted(params, answer));
   }
 
   /** Says whether a session may be resumed now, with a sentence for the user. */
@@ -347,8 +292,9 @@ class SessionLocks {
    * @param {{signal?: AbortSignal}} [options]
    */
   request(method, params, options = {}) {
-    if (this.#disposed) return Promise.reject(this.#disposedError(method));
-    if (this.#finalExit) return Promise.reject(this.#exitedError(method, this.#gen));
+    const never = ACTING.has(method) ? false : undefined;
+    if (this.#disposed) return Promise.reject(this.#disposedError(method, never));
+    if (this.#finalExit) return Promise.reject(this.#exitedError(method, this.#gen, never));
     const signal = options.signal;
     if (signal && signal.aborted) return Promise.reject(cancelled(method, signal));
     const { call, promise } = this.#newCall(method, params, signal);
@@ -406,30 +352,39 @@ class SessionLocks {
 
   #send(gen, call) {
     call.gen = gen;
+    call.written = undefined;
     gen.pending.add(call);
     const { method, params, source } = call;
     // vscode-jsonrpc takes every argument but a trailing token as a
-    // positional param: pass the token only when there is one.
+    // positional param: pass the token only when there is one. It hands the
+    // request to the writer before sendRequest returns.
     let sent;
+    gen.sending = call;
     try {
       sent = source ? gen.conn.sendRequest(method, params, source.token) : gen.conn.sendRequest(method, params);
     } catch (err) {
       // The connection saw the pipe close before the child's exit was handled.
       sent = Promise.reject(err);
+    } finally {
+      gen.sending = undefined;
     }
     sent.then(
-      (result) => call.resolve(result),
+      (result) => {
+        if (call.gen === gen) call.resolve(deepFreeze(result));
+      },
       (err) => {
+        if (call.gen !== gen) return; // sent again to a restarted child
         if (err instanceof rpc().ResponseError && !TRANSPORT_ERRORS.has(err.code)) {
-          call.reject(answerError(err, method, call.signal));
+          const error = answerError(err, method, call.signal, ACTING.has(method));
+          deepFreeze(error.data);
+          call.reject(error);
           return;
         }
         // The pipe broke: the child is dying, and its exit settles the call
         // with the exit status and log. This is the fallback if it lingers.
-        const error = new SessionLocksError(ErrorCodes.ChildExited, `${method}: ${err && err.message}`, undefined, method, {
-          cause: err,
-        });
-        setTimeout(() => call.reject(error), TRANSPORT_GRACE).unref();
+        const data = ACTING.has(method) ? { mayHaveActed: true } : undefined;
+        const error = new SessionLocksError(ErrorCodes.ChildExited, `${method}: ${err && err.message}`, data, method, { cause: err });
+        setTimeout(() => call.gen === gen && call.reject(error), TRANSPORT_GRACE).unref();
       },
     );
   }
@@ -477,7 +432,7 @@ class SessionLocks {
     clearTimeout(this.#restartTimer);
     this.#restartTimer = null;
     const gen = this.#gen;
-    for (const call of [...this.#waiting, ...gen.pending]) call.reject(this.#disposedError(call.method));
+    for (const call of [...this.#waiting, ...gen.pending]) this.#rejectGone(call, gen);
     gen.conn.dispose();
     if (gen.exit) {
       // Between a crash and its restart: no child to end.
@@ -560,37 +515,57 @@ class SessionLocks {
     const exit = { code: info.code, signal: info.signal, expected: this.#disposed, stderr: this.#stderrTail };
     if (info.error) exit.error = info.error;
     gen.exit = exit;
-    for (const call of [...gen.pending]) {
-      call.reject(this.#disposed ? this.#disposedError(call.method) : this.#exitedError(call.method, gen));
-    }
     gen.conn.dispose();
+    const delay = gen === this.#gen ? this.#restartDelay(gen) : undefined;
+    for (const call of [...gen.pending]) {
+      if (delay !== undefined && READS.has(call.method) && !call.retried) {
+        // A read has no effect to repeat: it goes to the next child, once.
+        call.retried = true;
+        call.gen = undefined;
+        gen.pending.delete(call);
+        this.#waiting.add(call);
+      } else {
+        this.#rejectGone(call, gen);
+      }
+    }
     if (gen !== this.#gen) return;
-
-    const policy = this.#policy;
-    if (this.#disposed || !this.#armed || !policy) return this.#finish(gen);
-    // A child that ran long enough was no crash loop: start counting afresh.
-    if (gen.runningSince && Date.now() - gen.runningSince >= policy.resetAfterMs) this.#failures = 0;
-    if (this.#failures >= policy.maxRestarts) return this.#finish(gen);
-    this.#failures++;
-    const delay = Math.min(policy.backoffMs * 2 ** (this.#failures - 1), policy.maxBackoffMs);
+    if (delay === undefined) return this.#finish(gen);
     this.#restartTimer = setTimeout(() => this.#respawn(), delay);
     this.#setState({ state: 'exited', pid: gen.child.pid, exit, willRestart: true, restartInMs: delay, error: gen.startError });
+  }
+
+  /** The wait before restarting after gen's exit, counted as a failure; undefined when no restart follows. */
+  #restartDelay(gen) {
+    const policy = this.#policy;
+    if (this.#disposed || !this.#armed || !policy) return undefined;
+    // A child that ran long enough was no crash loop: start counting afresh.
+    if (gen.runningSince && Date.now() - gen.runningSince >= policy.resetAfterMs) this.#failures = 0;
+    if (this.#failures >= policy.maxRestarts) return undefined;
+    this.#failures++;
+    return Math.min(policy.backoffMs * 2 ** (this.#failures - 1), policy.maxBackoffMs);
+  }
+
+  /**
+   * Rejects a call whose child is gone (Disposed, or ChildExited). For
+   * forceResume and reclaimStale, data.mayHaveActed says whether the request
+   * had been written to the child's stdin: if not, it surely did nothing.
+   */
+  #rejectGone(call, gen) {
+    const error = (mayHaveActed) =>
+      this.#disposed ? this.#disposedError(call.method, mayHaveActed) : this.#exitedError(call.method, gen, mayHaveActed);
+    if (!ACTING.has(call.method)) return call.reject(error());
+    const written = call.gen === gen && call.written ? call.written : Promise.resolve(false);
+    // A write still under way when the child went ends soon, in EPIPE (it
+    // never reached the child) or done; if it lingers, assume the worst.
+    const lingering = new Promise((resolve) => setTimeout(resolve, TRANSPORT_GRACE, true).unref());
+    Promise.race([written, lingering]).then((mayHaveActed) => call.reject(error(mayHaveActed)));
   }
 
   async #respawn() {
     this.#restartTimer = null;
     if (this.#disposed) return;
     this.#restarts++;
-    // Versions name listings of the old child; the new one would not know them.
-    this.#listing = undefined;
-    this.#noDeltas = false;
-    let child;
-    try {
-      child = this.#launch();
-    } catch (error) {
-      // spawn() throws only for bad arguments; report it as a failed start.
-      child = failedChild(error);
-    }
+    const child = this.#launch();
     const gen = this.#attach(child);
     this.#setState({ state: 'starting', pid: child.pid });
     try {
@@ -623,10 +598,11 @@ class SessionLocks {
     if (gen.exit || this.#disposed) return;
     const change = viewDiff(this.#view, this.#viewScope, answer.sessions);
     this.#setView(answer.sessions, 'all');
-    if (change.changed.length || change.removed.length) this.#changed.fire(change);
+    if (change.changed.length || change.removed.length) this.#changed.fire(deepFreeze(change));
   }
 
   #deliver(change) {
+    deepFreeze(change);
     if (this.#view) {
       for (const s of change.changed) this.#view.set(s.id, s);
       for (const id of change.removed) this.#view.delete(id);
@@ -659,30 +635,36 @@ class SessionLocks {
   #finish(gen) {
     const exit = { ...gen.exit, expected: this.#disposed };
     this.#finalExit = exit;
-    for (const call of [...this.#waiting]) {
-      call.reject(this.#disposed ? this.#disposedError(call.method) : this.#exitedError(call.method, gen));
-    }
+    for (const call of [...this.#waiting]) this.#rejectGone(call, gen);
     this.#setState({ state: 'exited', pid: gen.child.pid, exit, willRestart: false, error: gen.startError });
     this.#resolveExited(exit);
     this.#exitEmitter.fire(exit);
     this.#exitEmitter.dispose();
   }
 
-  #disposedError(method) {
-    return new SessionLocksError(ErrorCodes.Disposed, `${method}: the sessionlocks client was disposed`, undefined, method);
+  #disposedError(method, mayHaveActed) {
+    const data = mayHaveActed === undefined ? undefined : { mayHaveActed };
+    return new SessionLocksError(ErrorCodes.Disposed, `${method}: the sessionlocks client was disposed${acted(mayHaveActed)}`, data, method);
   }
 
-  #exitedError(method, gen) {
+  #exitedError(method, gen, mayHaveActed) {
     const info = gen.exit;
-    let message = `${method}: sessionlocks (pid ${gen.child.pid ?? 'none'}) ${describeExit(info)}.`;
+    // A child that never started has no pid; the binary it was to run says more.
+    const which = info.error && this.#binary ? this.#binary : `pid ${gen.child.pid ?? 'none'}`;
+    let message = `${method}: sessionlocks (${which}) ${describeExit(info)}.`;
     if (this.#finalExit && this.#policy && this.#armed) {
       message += ` The restart policy gave up after ${this.#failures} restarts in a row.`;
       if (gen.startError) message += ` The last one failed: ${gen.startError.message}`;
     }
+    const data = { code: info.code, signal: info.signal };
+    if (mayHaveActed !== undefined) {
+      data.mayHaveActed = mayHaveActed;
+      message += acted(mayHaveActed);
+    }
     return new SessionLocksError(
       ErrorCodes.ChildExited,
       message + this.#stderrHint(),
-      { code: info.code, signal: info.signal },
+      data,
       method,
       info.error ? { cause: info.error } : gen.startError ? { cause: gen.startError } : undefined,
     );
@@ -745,77 +727,43 @@ if (typeof Symbol.asyncDispose === 'symbol') {
   };
 }
 
-/**
- * rebuild returns the whole, frozen session list of a versioned
- * listSessions answer asked for with since = base's version (base may be
- * undefined): the answer's own sessions, or for a delta the steps of
- * delta.order over base and them (see ListingDelta in protocol.d.ts). It
- * returns undefined when the answer does not fit base.
- */
-function rebuild(answer, base) {
-  if (!Array.isArray(answer.sessions)) return undefined;
-  const fresh = answer.sessions;
-  for (const s of fresh) deepFreeze(s);
-  const delta = answer.delta;
-  if (!delta) return fresh;
-  if (!base || delta.since !== base.version || !Array.isArray(delta.order)) return undefined;
-  const order = delta.order;
-  const sessions = [];
-  let next = 0;
-  for (let i = 0; i < order.length; i++) {
-    const step = order[i];
-    if (!Number.isInteger(step)) return undefined;
-    if (step < 0) {
-      if (next - step > fresh.length) return undefined;
-      for (const end = next - step; next < end; next++) sessions.push(fresh[next]);
-      continue;
-    }
-    const count = order[++i];
-    if (!Number.isInteger(count) || count <= 0 || step + count > base.sessions.length) return undefined;
-    for (let j = step; j < step + count; j++) sessions.push(base.sessions[j]);
-  }
-  return next === fresh.length ? sessions : undefined;
-}
-
-/** deepFreeze freezes v and every object and array inside it. */
+/** deepFreeze freezes v and every object and array inside it (parsed JSON: no cycles, no prototypes to skip). */
 function deepFreeze(v) {
   if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
-  for (const k of Object.keys(v)) deepFreeze(v[k]);
+  for (const k in v) {
+    const e = v[k];
+    if (e !== null && typeof e === 'object') deepFreeze(e);
+  }
   return Object.freeze(v);
-}
-
-function cancelled(method, signal) {
-  return new SessionLocksError(ErrorCodes.RequestCancelled, `${method}: cancelled`, undefined, method, { cause: signal.reason });
-}
-
-/** The SessionLocksError for an error answer of the server's. */
-function answerError(err, method, signal) {
-  if (err.code === ErrorCodes.SessionChanged) {
-    return new SessionChangedError(err.code, err.message, err.data, method);
-  }
-  if (err.code === ErrorCodes.RequestCancelled && signal?.aborted) {
-    // The server's word that the aborted request did nothing.
-    const what = ACTING.has(method) ? `${method}: cancelled before it did anything` : `${method}: cancelled`;
-    return new SessionLocksError(err.code, what, err.data, method, { cause: signal.reason });
-  }
-  return new SessionLocksError(err.code, err.message, err.data, method);
 }
 
 /**
  * forceResume's params as sent: an expect that is a canResume answer becomes
  * its token, and its sessionId the session's (which sessionId, if given,
- * must be).
+ * must be). An expect left undefined is not sent. An empty or missing token
+ * is refused here, never sent: without it the server would take over every
+ * holder it finds, which is more than the user decided on.
  */
 function forceResumeParams(params) {
   const expect = params?.expect;
-  if (expect === undefined || typeof expect === 'string') return params;
+  if (expect === undefined) {
+    if (params === undefined || !('expect' in params)) return params;
+    const { expect: _, ...rest } = params;
+    return rest;
+  }
+  if (expect === '') {
+    throw new TypeError(
+      'forceResume: expect is an empty string; pass the canResume answer the user decided on, or its token (every answer has one)',
+    );
+  }
+  if (typeof expect === 'string') return params;
   if (expect === null || typeof expect !== 'object') {
     throw new TypeError(`forceResume: expect must be a canResume answer or its token, got ${expect === null ? 'null' : typeof expect}`);
   }
   if (typeof expect.token !== 'string' || expect.token === '') {
     throw new TypeError(
-      'forceResume: the canResume answer given as expect has no token; the sessionlocks binary that gave it predates ' +
-        'forceResume expect (pass a binary from the same release as this package)',
+      'forceResume: the canResume answer given as expect has no token, so what the user was shown cannot be checked; ' +
+        'nothing was sent (the binary that gave it predates tokens: use one from the same release as this package)',
     );
   }
   if (params.sessionId !== undefined && params.sessionId !== expect.sessionId) {

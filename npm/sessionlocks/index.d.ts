@@ -11,6 +11,17 @@ export * from './protocol';
 export type Params<M extends keyof Methods> = Methods[M]['params'];
 export type Result<M extends keyof Methods> = Methods[M]['result'];
 
+/**
+ * What the client hands out: every answer, notification and error data is deeply frozen (writing to it throws a
+ * TypeError), because the client keeps listings and notifications as its view for restarts. Copy to change:
+ * `[...sessions].sort(...)`, `{ ...session, pinned: true }`.
+ */
+export type Frozen<T> = T extends (infer U)[]
+  ? ReadonlyArray<Frozen<U>>
+  : T extends object
+    ? { readonly [K in keyof T]: Frozen<T[K]> }
+    : T;
+
 export interface Disposable {
   dispose(): void;
 }
@@ -87,7 +98,8 @@ export interface StateChange {
 export interface CallOptions {
   /**
    * Aborting sends $/cancelRequest. A call that only reads (listSessions, canResume, status, discover) rejects at
-   * once with ErrorCodes.RequestCancelled. forceResume and reclaimStale, which act, wait for the server's word
+   * once with ErrorCodes.RequestCancelled. (With a restart policy, a read pending when the child dies is sent once
+   * more to the restarted child; forceResume and reclaimStale never are, see ChildExitedData.) forceResume and reclaimStale, which act, wait for the server's word
    * instead (see ActOptions); so does request() for them. A call not yet sent (one waiting for a restart, or a
    * signal aborted already) rejects at once either way.
    */
@@ -113,24 +125,25 @@ export interface ActOptions extends CallOptions {
 /**
  * forceResume's params as the typed client takes them: the protocol's (Params<'forceResume'>), except that
  * expect may be the canResume answer the user decided on, as well as its token. The client sends the answer's
- * token, and its sessionId (sessionId may then be left out; if given, it must be the answer's).
+ * token, and its sessionId (sessionId may then be left out; if given, it must be the answer's). An empty token, or
+ * an answer without one, is refused with a TypeError and nothing is sent; expect: undefined sends no expect.
  */
 export type ForceResumeRequest =
-  | (Omit<Params<'forceResume'>, 'expect'> & { expect?: string | CanResumeResult })
-  | (Omit<Params<'forceResume'>, 'sessionId' | 'expect'> & { sessionId?: string; expect: CanResumeResult });
+  | (Omit<Params<'forceResume'>, 'expect'> & { expect?: string | Frozen<CanResumeResult> })
+  | (Omit<Params<'forceResume'>, 'sessionId' | 'expect'> & { sessionId?: string; expect: Frozen<CanResumeResult> });
 
 /**
- * A listSessions result as the client hands it out: whole (never a delta),
- * its sessions frozen and possibly the same objects as in earlier results.
+ * The data of a ChildExited (or Disposed) rejection. For forceResume and reclaimStale, which are never sent again
+ * after a crash, mayHaveActed says whether the request had been written to the child's stdin: false means it
+ * surely did nothing; true means it may have signalled or removed something (ask canResume how the session is).
  */
-export type ListedSessions = Omit<Result<'listSessions'>, 'sessions' | 'delta'> & { sessions: Readonly<Session>[] };
-
-export interface ListOptions extends CallOptions {
-  /**
-   * Ask for the whole answer, parsed anew, instead of a delta against the
-   * last listing: its sessions are new, unfrozen objects.
-   */
-  fresh?: boolean;
+export interface ChildExitedData {
+  /** The child's exit code (absent for Disposed). */
+  code?: number | null;
+  /** The signal that ended it (absent for Disposed). */
+  signal?: NodeJS.Signals | null;
+  /** For forceResume and reclaimStale only. */
+  mayHaveActed?: boolean;
 }
 
 /** How the child process ended. */
@@ -147,7 +160,7 @@ export interface ExitInfo {
   error?: Error;
 }
 
-/** JSON-RPC error codes: the server's (as schema/openrpc.json lists them), then the two this client raises itself. */
+/** JSON-RPC error codes: the server's (as schema/openrpc.json lists them), then the ones this client raises itself. */
 export declare const ErrorCodes: {
   readonly ParseError: -32700;
   readonly InvalidRequest: -32600;
@@ -169,9 +182,12 @@ export declare const ErrorCodes: {
    * means the server did nothing (see ActOptions).
    */
   readonly RequestCancelled: -32800;
-  /** The client was disposed while the call was pending. */
+  /** The client was disposed while the call was pending; data is ChildExitedData for forceResume and reclaimStale. */
   readonly Disposed: -32097;
-  /** The sessionlocks process exited (or never started) while the call was pending. */
+  /**
+   * The sessionlocks process exited (or never started) while the call was pending, and the call was not sent again
+   * (only reads are, once, with a restart policy); data is ChildExitedData.
+   */
   readonly ChildExited: -32096;
   /** spawn: the binary's version is not the package's; data is {binary, binaryVersion, packageVersion}. */
   readonly VersionMismatch: -32095;
@@ -183,8 +199,8 @@ export declare class SessionLocksError extends Error {
   readonly name: 'SessionLocksError';
   readonly code: ErrorCode | number;
   /**
-   * For FileOperationFailed: {path, op, error}; for ChildExited: {code, signal}; for VersionMismatch: {binary,
-   * binaryVersion, packageVersion}; for SessionChanged: the fresh canResume answer (see SessionChangedError).
+   * For FileOperationFailed: {path, op, error}; for ChildExited and Disposed: ChildExitedData; for VersionMismatch:
+   * {binary, binaryVersion, packageVersion}; for SessionChanged: the fresh canResume answer (see SessionChangedError).
    */
   readonly data: unknown;
   readonly method: string;
@@ -197,7 +213,7 @@ export declare class SessionLocksError extends Error {
  */
 export declare class SessionChangedError extends SessionLocksError {
   readonly code: typeof ErrorCodes.SessionChanged;
-  readonly data: CanResumeResult;
+  readonly data: Frozen<CanResumeResult>;
   readonly method: 'forceResume';
 }
 
@@ -210,13 +226,17 @@ export declare class BinaryNotFoundError extends Error {
   /** The per-platform package that should hold the binary. */
   readonly packageName?: string;
   readonly path?: string;
+  /** For reason 'asar': the unpacked copy that was looked for. */
+  readonly unpackedPath?: string;
   /**
-   * Why the platform package was not found, when it was not: bundled without
-   * node_modules beside the bundle, omitted by npm (--omit=optional), never
-   * installed (the main tarball alone), installed for another platform, or
-   * not known (no npm lockfile to tell).
+   * Why no binary could be run: bundled without node_modules beside the bundle, omitted by the package manager
+   * (optional dependencies left out, or this platform filtered out), never installed (the main tarball alone),
+   * installed for another platform, not known (no lockfile to tell); or found inside an app.asar with no unpacked
+   * copy ('asar'), or inside a yarn Plug'n'Play zip ('zipped': unplug it).
    */
-  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing';
+  readonly reason?: 'bundled' | 'omitted' | 'not-installed' | 'other-platform' | 'missing' | 'asar' | 'zipped';
+  /** The package manager whose commands the advice gives: from the project's lockfile, else npm_config_user_agent. */
+  readonly manager?: 'npm' | 'pnpm' | 'yarn' | 'bun';
   /** For reason 'bundled': 'webpack', or 'a bundler'. */
   readonly bundler?: string;
   /** Platform packages installed instead of this platform's. */
@@ -244,7 +264,10 @@ export declare class SessionLocks implements Disposable {
   readonly state: ClientState;
   /** How many times the restart policy has spawned the child again. */
   readonly restarts: number;
-  /** The binary's version as it reported it at the last start, e.g. "v1.2.0". */
+  /**
+   * The binary's version as it reported it at the last start, in the form npm versions take (the package's own
+   * version, which the handshake checks): e.g. "1.2.0" for a release, "0.0.0-dev.5df2a78" for a build of a commit.
+   */
   readonly version: string | undefined;
   /**
    * Resolves when the client is done: its child ended and no restart follows
@@ -252,24 +275,18 @@ export declare class SessionLocks implements Disposable {
    */
   readonly exited: Promise<ExitInfo>;
 
-  /**
-   * Lists sessions, newest updatedAt first. The client asks for each listing
-   * as a delta against the one before (params.since) and rebuilds it, so
-   * sessions that did not change are the same objects as in the last result:
-   * they are frozen (the array is the caller's own). With options.fresh, or
-   * params.ids or params.since given, the call goes to the server as it is.
-   */
-  listSessions(params?: Params<'listSessions'>, options?: ListOptions): Promise<ListedSessions>;
+  /** Lists sessions, newest updatedAt first; the answer is frozen (see Frozen). */
+  listSessions(params?: Params<'listSessions'>, options?: CallOptions): Promise<Frozen<Result<'listSessions'>>>;
   /**
    * Says whether a session may be resumed now, with a sentence for the user (message). Its token names the live and
    * unknown holders it judged: pass the answer to forceResume as expect once the user has decided on it.
    */
-  canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Result<'canResume'>>;
+  canResume(params: Params<'canResume'>, options?: CallOptions): Promise<Frozen<Result<'canResume'>>>;
   /**
    * Removes the files of stale holders; unknown and live holders are kept. sessionIds absent: every session; an
    * empty list: none. Aborted, it may still resolve, with `cancelled: true` and what it removed (see ActOptions).
    */
-  reclaimStale(params?: Params<'reclaimStale'>, options?: ActOptions): Promise<Result<'reclaimStale'>>;
+  reclaimStale(params?: Params<'reclaimStale'>, options?: ActOptions): Promise<Frozen<Result<'reclaimStale'>>>;
   /**
    * Removes every holder of one session, after the user chose to take it over.
    *
@@ -281,18 +298,19 @@ export declare class SessionLocks implements Disposable {
    *   600000) for it to exit. An owner still running then keeps its lock files and is listed in `stillRunning`,
    *   unless `kill` asked for SIGKILL after the grace (listed in `killed`), after which its files are removed.
    * - The result: `removed` and `kept` holders; `signalled` (sent SIGTERM), `exited`, `stillRunning`, `killed`;
-   *   `notSignalled` (live and unknown holders not signalled, with why); `terminated` is the same as `exited` (the
-   *   pids that exited, kept for older callers); `session` as it is afterwards.
+   *   `notSignalled` (live and unknown holders not signalled, with why); `session` as it is afterwards. A live
+   *   holder in `kept` (and `notSignalled`) could not be stopped: tell the user to close it where it runs.
    *
    * Aborted once it has begun to signal or remove, it finishes and resolves with what it did (see ActOptions).
+   * Never sent twice: if the child dies meanwhile it rejects with ChildExited (see ChildExitedData).
    */
-  forceResume(params: ForceResumeRequest, options?: ActOptions): Promise<Result<'forceResume'>>;
+  forceResume(params: ForceResumeRequest, options?: ActOptions): Promise<Frozen<Result<'forceResume'>>>;
   /** The server's version, state dir, watcher and cache counters. */
-  status(options?: CallOptions): Promise<Result<'status'>>;
+  status(options?: CallOptions): Promise<Frozen<Result<'status'>>>;
   /** The server's OpenRPC document. */
-  discover(options?: CallOptions): Promise<Result<'rpc.discover'>>;
+  discover(options?: CallOptions): Promise<Frozen<Result<'rpc.discover'>>>;
   /** Any method by name: typed for the protocol's methods, unknown for others (a newer server's). */
-  request<M extends keyof Methods>(method: M, params: Params<M>, options?: CallOptions): Promise<Result<M>>;
+  request<M extends keyof Methods>(method: M, params: Params<M>, options?: CallOptions): Promise<Frozen<Result<M>>>;
   request<M extends string>(
     method: M & (M extends keyof Methods ? never : unknown),
     params?: object,
@@ -305,13 +323,14 @@ export declare class SessionLocks implements Disposable {
    * listeners were given (listSessions() answers plus these notifications)
    * and what the new child lists, so a view kept from them stays right.
    */
-  onSessionsChanged(listener: (change: Notifications['sessionsChanged']) => void): Disposable;
+  onSessionsChanged(listener: (change: Frozen<Notifications['sessionsChanged']>) => void): Disposable;
   /**
    * Calls listener on every change of state: 'exited' when a child ends (with
    * willRestart), 'starting' when a restart spawns a new child, 'running'
    * once it has answered and the difference has been delivered. Calls made
-   * while not 'running' wait for the new child; those pending when a child
-   * died reject with ErrorCodes.ChildExited.
+   * while not 'running' wait for the new child; reads pending when a child
+   * died are sent to it once more, forceResume and reclaimStale reject with
+   * ErrorCodes.ChildExited (data.mayHaveActed).
    */
   onStateChange(listener: (change: StateChange) => void): Disposable;
   /** Calls listener once when the client is done (see exited). */
@@ -322,7 +341,10 @@ export declare class SessionLocks implements Disposable {
    * pending and waiting calls reject with ErrorCodes.Disposed.
    */
   dispose(): Promise<void>;
-  /** dispose(), for `await using locks = await SessionLocks.spawn()`. */
+  /**
+   * dispose(), for `await using` in a scope that lasts as long as the client is needed. Not at a module's top
+   * level: an ES module's scope ends when its body has run, which would dispose the client at once.
+   */
   [Symbol.asyncDispose](): Promise<void>;
 }
 

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hostBinary, startFakeSession, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
+import { hostBinary, npmDir, startFakeSession, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
 
 const require = createRequire(import.meta.url);
 const { SessionLocks, SessionLocksError, SessionChangedError, ErrorCodes } = require('../sessionlocks');
@@ -101,7 +101,6 @@ describe('forceResume with the canResume answer the user decided on', () => {
     const taken = await locks.forceResume({ sessionId: id, expect: fresh, terminate: true });
     assert.deepEqual(taken.signalled, [cli.pid]);
     assert.deepEqual(taken.exited, [cli.pid]);
-    assert.deepEqual(taken.terminated, [cli.pid]);
     assert.deepEqual(taken.stillRunning, []);
     assert.deepEqual(taken.removed.map((h) => h.pid).sort(), [stale.pid, cli.pid].sort());
     assert.equal(taken.session.state, 'free');
@@ -119,10 +118,39 @@ describe('forceResume with the canResume answer the user decided on', () => {
     await assert.rejects(locks.forceResume({ sessionId: b, expect: seen }), (err) => err instanceof TypeError && /not the session/.test(err.message));
     await assert.rejects(locks.forceResume({ expect: { ...seen, token: undefined } }), (err) => err instanceof TypeError && /no token/.test(err.message));
     await assert.rejects(locks.forceResume({ sessionId: a, expect: 42 }), TypeError);
+    await assert.rejects(locks.forceResume({ sessionId: a, expect: '' }), (err) => err instanceof TypeError && /empty string/.test(err.message));
     assert.ok(exists(stale.lockFile));
     const r = await locks.forceResume({ sessionId: a, expect: seen.token });
     assert.deepEqual(r.removed.map((h) => h.pid), [stale.pid]);
     assert.equal(r.session.state, 'free');
+  });
+});
+
+describe('what forceResume sends', () => {
+  // A real process over a real pipe that answers every request with what it
+  // received: the client's params as they reach the wire.
+  const echo = () => {
+    const code =
+      "const rpc = require('vscode-jsonrpc/node');" +
+      'const c = rpc.createMessageConnection(new rpc.StreamMessageReader(process.stdin), new rpc.StreamMessageWriter(process.stdout));' +
+      'c.onRequest((method, params) => ({ method, params })); c.listen();';
+    const child = spawn(process.execPath, ['-e', code], { cwd: npmDir, stdio: 'pipe' });
+    return new SessionLocks(child);
+  };
+  const answer = { sessionId: 's1', canResume: false, state: 'inUse', token: 'v1:4242.AAAAAAAAAAAA', holders: [], message: '' };
+
+  test('an answer becomes its token and session; expect: undefined sends no expect; "" is refused unsent', async (t) => {
+    const locks = echo();
+    t.after(() => locks.dispose());
+    assert.deepEqual((await locks.forceResume({ expect: answer, terminate: true })).params, { sessionId: 's1', expect: answer.token, terminate: true });
+    assert.deepEqual((await locks.forceResume({ sessionId: 's1', expect: 'v1:' })).params, { sessionId: 's1', expect: 'v1:' });
+    const plain = (await locks.forceResume({ sessionId: 's1', expect: undefined })).params;
+    assert.deepEqual(Object.keys(plain), ['sessionId']);
+    for (const expect of ['', { ...answer, token: '' }, { ...answer, token: undefined }]) {
+      await assert.rejects(locks.forceResume({ sessionId: 's1', expect }), TypeError);
+    }
+    // Nothing refused reached the wire: the next request is answered as the next one sent.
+    assert.deepEqual((await locks.status()).method, 'status');
   });
 });
 
@@ -151,7 +179,6 @@ describe('an aborted forceResume or reclaimStale', { skip: process.platform === 
     assert.deepEqual(r.signalled, [cli.pid]);
     assert.deepEqual(r.stillRunning, [cli.pid]);
     assert.deepEqual(r.exited, []);
-    assert.deepEqual(r.terminated, []);
     assert.deepEqual(r.removed, []);
     assert.deepEqual(r.kept.map((h) => h.pid), [cli.pid]);
     assert.equal(r.session.state, 'inUse');
@@ -224,10 +251,37 @@ describe('an aborted forceResume or reclaimStale', { skip: process.platform === 
       else process.kill(locks.pid, 'SIGKILL');
       await assert.rejects(call, (err) => {
         assert.equal(err.code, end === 'dispose' ? ErrorCodes.Disposed : ErrorCodes.ChildExited, `${end}: ${err.message}`);
+        assert.equal(err.data?.mayHaveActed, true, `${end}: it had signalled the CLI`);
         return true;
       });
       assert.ok(Date.now() - started < 5000, `${end}: rejected only after ${Date.now() - started} ms`);
     }
+  });
+
+  test('with a restart policy, a forceResume whose child was SIGKILLed mid-call is not sent again', async (t) => {
+    const stateDir = path.join(tmpdir(), 'session-state');
+    const id = crypto.randomUUID();
+    writeSession(stateDir, id);
+    const cli = await startFakeSession(stateDir, id, { ignoreTerm: true });
+    const locks = await SessionLocks.spawn({ binary: hostBinary(), stateDir, restart: { backoffMs: 50 } });
+    t.after(async () => {
+      await locks.dispose();
+      await cli.stop();
+    });
+    const running = new Promise((resolve) => locks.onStateChange((s) => s.state === 'running' && resolve()));
+    const call = locks.forceResume({ sessionId: id, terminate: true, graceMs: 20_000 });
+    await cli.termIgnored;
+    process.kill(locks.pid, 'SIGKILL');
+    await assert.rejects(call, (err) => {
+      assert.equal(err.code, ErrorCodes.ChildExited, err.message);
+      assert.equal(err.data.mayHaveActed, true);
+      return true;
+    });
+    await running;
+    await sleep(500);
+    assert.equal(cli.termsIgnored(), 1, 'the CLI was signalled again: the call was repeated');
+    for (const f of files(stateDir, id, cli.pid)) assert.ok(exists(f), `the running CLI's ${path.basename(f)} was removed`);
+    assert.equal((await locks.canResume({ sessionId: id })).state, 'inUse');
   });
 
   test('a read-only call still rejects at once', async (t) => {

@@ -22,6 +22,7 @@ import { binaryTarget, key, pack, platforms, readPacked } from '../scripts/pack.
 import {
   hostBinary,
   installMain,
+  npm,
   packHost,
   projectDir,
   repoRoot,
@@ -111,6 +112,45 @@ describe('installed packages', () => {
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /unknown command "no-such-command"/);
   });
+
+  test('npx @copilot-ide/sessionlocks runs the installed binary (never the unscoped name, which nobody holds)', () => {
+    // --no: fail rather than fetch from the registry; the project's own install must be what runs.
+    const out = npm(['exec', '--no', '--', MAIN, 'version'], project);
+    assert.match(out, /^sessionlocks \S+ go/);
+  });
+
+  test('the bin shim reports a binary that cannot be started in one line, with no stack', { skip: process.platform !== 'linux' && 'ETXTBSY is Linux\'s' }, () => {
+    // A binary open for writing (being replaced) makes spawn() throw ETXTBSY rather than emit it.
+    const copy = path.join(tmpdir(), 'sessionlocks');
+    fs.copyFileSync(hostBinary(), copy);
+    fs.chmodSync(copy, 0o755);
+    const fd = fs.openSync(copy, 'r+');
+    try {
+      const shim = path.join(project, 'node_modules', '.bin', 'sessionlocks');
+      const r = spawnSync(shim, ['version'], { encoding: 'utf8', env: { ...process.env, SESSIONLOCKS_BINARY: copy } });
+      assert.equal(r.status, 1);
+      assert.equal(r.stderr, `sessionlocks: cannot run ${copy}: spawn ETXTBSY\n`);
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+});
+
+test("README's install before a release: the two tarballs, as the commands there install them", { skip: process.platform === 'win32' && 'a POSIX shell' }, async () => {
+  const text = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const block = /```sh\n(make npm[^\n]*\n[\s\S]*?)```/.exec(text.slice(text.indexOf('## In an IDE')));
+  assert.ok(block, 'no ```sh block starting with make npm under "## In an IDE"');
+  // make npm is what packHost did; cd is into the app, which is dir here.
+  const lines = block[1].split('\n').filter((l) => l && !/^(make npm|cd )/.test(l));
+  const script = lines.join('\n').replaceAll('../sessionlocks/dist/npm', path.dirname(packed.tarballs[MAIN])).replaceAll('linux-x64', key(host));
+  const dir = projectDir('from-readme');
+  const r = spawnSync('sh', ['-c', script], { cwd: dir, encoding: 'utf8' });
+  assert.equal(r.status, 0, `${script}\n${r.stdout}${r.stderr}`);
+  const pkg = createRequire(path.join(dir, 'package.json'))(MAIN);
+  assert.equal(pkg.binaryPath(), path.join(dir, 'node_modules', HOST_PKG, 'bin', 'sessionlocks'));
+  const locks = await pkg.SessionLocks.spawn({ stateDir: path.join(tmpdir(), 'none') });
+  assert.equal(locks.version, execFileSync(hostBinary(), ['version'], { encoding: 'utf8' }).split(' ')[1]);
+  await locks.dispose();
 });
 
 describe('the client, through the installed package', () => {
@@ -206,9 +246,11 @@ describe('the client, through the installed package', () => {
 
   test('reclaimStale: a dry run removes nothing, then the stale lock goes and live ones stay', async () => {
     const dry = await client.reclaimStale({ dryRun: true });
+    assert.equal(dry.dryRun, true, 'a dry run says it was one');
     assert.deepEqual(dry.reclaimed.map((h) => h.pid), [stale.pid]);
     assert.ok(fs.existsSync(stale.lockFile), 'dry run removed the lock');
     const done = await client.reclaimStale({});
+    assert.equal(done.dryRun, undefined);
     assert.deepEqual(done.reclaimed.map((h) => h.pid), [stale.pid]);
     assert.deepEqual(done.failed, []);
     assert.ok(!fs.existsSync(stale.lockFile) && !fs.existsSync(stale.holdFile), 'stale files still there');
@@ -220,7 +262,8 @@ describe('the client, through the installed package', () => {
   test('forceResume with terminate ends the holder and frees the session', async () => {
     const r = await client.forceResume({ sessionId: ids.force, terminate: true, graceMs: 5000 });
     assert.equal(r.sessionId, ids.force);
-    assert.deepEqual(r.terminated, [fakes.force.pid]);
+    assert.deepEqual(r.exited, [fakes.force.pid]);
+    assert.equal('terminated' in r, false, 'terminated is gone: exited says it');
     assert.deepEqual(r.removed.map((h) => h.pid), [fakes.force.pid]);
     assert.equal(r.session.state, 'free');
     const exit = await fakes.force.exited;
@@ -258,93 +301,32 @@ describe('the client, through the installed package', () => {
   });
 });
 
-describe('listSessions as deltas', () => {
-  let stateDir;
-  let client;
-  const fakes = [];
-  // What a listing says, less what may differ between two calls made moments
-  // apart: the probe's own bookkeeping (when it probed, whether from the
-  // cache) and the age a detail gives ("written 8ms ago" becomes "15ms ago"
-  // while a CLI is opening its session; "59m" becomes "1h00m").
-  const age = /-?\d+(?:ms|\.\d+s|m|h\d\dm|d) ago/g;
-  const verdicts = (r) =>
-    r.sessions.map(({ holders, ...s }) => ({
-      ...s,
-      holders: holders.map(({ probedAt, cached, detail, ...h }) => ({ ...h, detail: detail.replace(age, 'AGE ago') })),
-    }));
+describe('answers are frozen', () => {
+  test('listings, verdicts and notifications: writing throws, copies are the caller\'s own', async () => {
+    const stateDir = path.join(tmpdir(), 'session-state');
+    const id = crypto.randomUUID();
+    writeSession(stateDir, id);
+    const client = await sl.SessionLocks.spawn({ stateDir });
+    try {
+      const list = await client.listSessions();
+      for (const v of [list, list.sessions, list.sessions[0], list.sessions[0].holders]) assert.ok(Object.isFrozen(v));
+      assert.throws(() => {
+        list.sessions[0].state = 'inUse';
+      }, TypeError);
+      assert.throws(() => list.sessions.push({}), TypeError);
+      const mine = [...list.sessions].map((s) => ({ ...s, pinned: true }));
+      assert.equal(mine[0].pinned, true);
+      const verdict = await client.canResume({ sessionId: id });
+      assert.ok(Object.isFrozen(verdict) && Object.isFrozen(verdict.holders));
+      assert.ok(Object.isFrozen(await client.status()));
 
-  before(async () => {
-    stateDir = path.join(tmpdir(), 'session-state');
-    for (let i = 0; i < 30; i++) writeSession(stateDir, crypto.randomUUID(), { updatedAt: new Date(Date.now() - (i + 1) * 60_000) });
-    client = await sl.SessionLocks.spawn({ stateDir });
-  });
-
-  after(async () => {
-    await client?.dispose();
-    await Promise.all(fakes.map((f) => f.stop()));
-  });
-
-  test('each listing rebuilt from a delta is the whole answer, and unchanged sessions are shared and frozen', async () => {
-    const first = await client.listSessions();
-    assert.equal(first.sessions.length, 30);
-    assert.match(first.version, /^[0-9a-f]+-\d+$/);
-    const again = await client.listSessions();
-    assert.deepEqual(verdicts(again), verdicts(await client.listSessions({}, { fresh: true })));
-    again.sessions.forEach((s, i) => assert.equal(s, first.sessions[i], `session ${i} was not reused`));
-    assert.notEqual(again.sessions, first.sessions, 'each call needs its own array');
-
-    // The caller owns the array, not the sessions in it.
-    again.sessions.reverse();
-    assert.throws(() => {
-      again.sessions[0].state = 'free';
-    }, TypeError);
-    assert.throws(() => again.sessions[0].holders.push({}), TypeError);
-
-    // Changes of every kind: a session updated (it moves to the top), one
-    // created, one removed, a stale lock left behind, a live CLI.
-    const [top, , updated, , removed, , staled, , held] = first.sessions;
-    writeSession(stateDir, updated.id, { updatedAt: new Date() });
-    const created = crypto.randomUUID();
-    writeSession(stateDir, created, { updatedAt: new Date(Date.now() - 90_000) });
-    fs.rmSync(removed.dir, { recursive: true });
-    const stale = writeStaleLock(stateDir, staled.id);
-    fakes.push(await startFakeSession(stateDir, held.id));
-    let after;
-    for (let i = 0; i < 100; i++) {
-      after = await client.listSessions();
-      const byId = new Map(after.sessions.map((s) => [s.id, s]));
-      if (byId.get(held.id)?.state === 'inUse' && byId.get(staled.id)?.state === 'stale' && byId.has(created) && !byId.has(removed.id) && after.sessions[0].id === updated.id) break;
-      await new Promise((r) => setTimeout(r, 50));
+      const change = waitFor((l) => client.onSessionsChanged(l), (n) => n.changed.some((s) => s.id === id && s.state === 'stale'), 10_000, 'no sessionsChanged');
+      writeStaleLock(stateDir, id);
+      const n = await change;
+      assert.ok(Object.isFrozen(n) && Object.isFrozen(n.changed) && Object.isFrozen(n.changed[0].holders[0]));
+    } finally {
+      await client.dispose();
     }
-    const whole = await client.listSessions({}, { fresh: true });
-    assert.deepEqual(verdicts(after), verdicts(whole));
-    const byId = new Map(after.sessions.map((s) => [s.id, s]));
-    assert.equal(byId.get(staled.id).holders[0].pid, stale.pid);
-    assert.equal(byId.get(held.id).holders[0].verdict, 'live');
-    assert.equal(after.sessions[0].id, updated.id);
-    assert.equal(byId.get(top.id), top, 'an unchanged session was sent again');
-    assert.ok(after.sessions.every((s) => Object.isFrozen(s)));
-    assert.equal(after.total, 30);
-  });
-
-  test('calls in flight at once each rebuild against the listing they named', async () => {
-    const answers = await Promise.all([client.listSessions(), client.listSessions({ includeFree: false }), client.listSessions({ limit: 3, offset: 2 })]);
-    const whole = await client.listSessions({}, { fresh: true });
-    assert.deepEqual(verdicts(answers[0]), verdicts(whole));
-    assert.deepEqual(verdicts(answers[1]), verdicts(whole).filter((s) => s.state !== 'free'));
-    assert.deepEqual(verdicts(answers[2]), verdicts(whole).slice(2, 5));
-  });
-
-  test('fresh, ids and an explicit since reach the server as given', async () => {
-    const plain = await client.listSessions({}, { fresh: true });
-    assert.equal(plain.version, undefined);
-    assert.ok(!Object.isFrozen(plain.sessions[0]));
-    const some = await client.listSessions({ ids: [plain.sessions[1].id] });
-    assert.deepEqual(some.sessions.map((s) => s.id), [plain.sessions[1].id]);
-    const raw = await client.listSessions({ since: 'nobody-1' });
-    assert.equal(raw.sessions.length, plain.sessions.length);
-    assert.equal(raw.delta, undefined);
-    assert.equal(typeof raw.version, 'string');
   });
 });
 
@@ -420,9 +402,22 @@ describe('the child process', () => {
   });
 
   test('a binary that cannot start rejects spawn with the reason', async () => {
-    await assert.rejects(sl.SessionLocks.spawn({ binary: path.join(tmpdir(), 'missing') }), (err) => {
+    const missing = path.join(tmpdir(), 'missing');
+    await assert.rejects(sl.SessionLocks.spawn({ binary: missing }), (err) => {
       assert.equal(err.code, sl.ErrorCodes.ChildExited);
       assert.match(err.message, /ENOENT/);
+      assert.ok(err.message.includes(missing), err.message);
+      return true;
+    });
+    // Node's spawn() throws ENOTDIR (a binary inside a zip, as yarn PnP leaves it) rather than emitting it:
+    // the client must still reject, not throw out of spawn or crash.
+    const file = path.join(tmpdir(), 'archive.zip');
+    fs.writeFileSync(file, '');
+    const within = path.join(file, 'sessionlocks');
+    await assert.rejects(sl.SessionLocks.spawn({ binary: within }), (err) => {
+      assert.equal(err.code, sl.ErrorCodes.ChildExited);
+      assert.match(err.message, /ENOTDIR/);
+      assert.ok(err.message.includes(within), err.message);
       return true;
     });
     // A server that exits at once (a bad flag): the rejection carries its stderr.

@@ -3,7 +3,9 @@
 // closed, a session created, a CLI opened), and check that a view kept only
 // from the first listing plus sessionsChanged ends up as a fresh listing says,
 // through one sessionsChanged made after the respawn. Also: calls during the
-// restart, onStateChange, backoff, giving up, and dispose stopping it all.
+// restart, onStateChange, backoff, giving up, and dispose stopping it all;
+// reads pending at the crash sent once more, acting calls never, with
+// whether they had reached the child.
 
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
@@ -11,6 +13,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostBinary, startFakeSession, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
 
 const require = createRequire(import.meta.url);
@@ -72,7 +75,6 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     process.kill(oldPid, 'SIGSTOP');
     const pending = locks.status();
     process.kill(oldPid, 'SIGKILL');
-    await assert.rejects(pending, { code: ErrorCodes.ChildExited });
     const exited = await down;
     assert.equal(exited.exit.signal, 'SIGKILL');
     assert.equal(exited.exit.expected, false);
@@ -100,6 +102,7 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     );
     assert.equal(states[1].pid, locks.pid);
     assert.equal((await during).pid, locks.pid, 'the call made while down was answered by the new child');
+    assert.equal((await pending).pid, locks.pid, 'the read pending at the crash was sent again, to the new child');
 
     // One notification, made by the client, carried the difference: only
     // what changed (the untouched session is not in it), and what went.
@@ -115,13 +118,103 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     assert.equal(changed.get(ids.created).state, 'free');
     assert.equal(changed.get(ids.opened).state, 'inUse');
 
-    assert.deepEqual(essence(view.values()), essence((await locks.listSessions({}, { fresh: true })).sessions));
+    assert.deepEqual(essence(view.values()), essence((await locks.listSessions()).sessions));
 
     // The new child's own notifications reach the same listeners.
     await fakes.opened.stop();
     delete fakes.opened;
     for (let i = 0; i < 200 && view.get(ids.opened).state !== 'free'; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(view.get(ids.opened).state, 'free', 'no sessionsChanged from the respawned child');
+  });
+
+  test('reads pending when the child dies are answered by the next one; forceResume and reclaimStale are not sent again', async (t) => {
+    const stateDir = path.join(tmpdir(), 'session-state');
+    const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
+    const stale = [a, b].map((id) => {
+      writeSession(stateDir, id);
+      return writeStaleLock(stateDir, id);
+    });
+    const locks = await SessionLocks.spawn({ binary: hostBinary(), stateDir, restart: { backoffMs: 50 } });
+    t.after(() => locks.dispose());
+    const oldPid = locks.pid;
+    const running = nextState(locks, (s) => s.state === 'running');
+    // Stopped, the child reads nothing: every call is written to its stdin and pending when it dies.
+    process.kill(oldPid, 'SIGSTOP');
+    const status = locks.status();
+    const list = locks.listSessions();
+    const verdict = locks.canResume({ sessionId: a });
+    const force = locks.forceResume({ sessionId: a });
+    const reclaim = locks.reclaimStale({ sessionIds: [b] });
+    await sleep(200);
+    process.kill(oldPid, 'SIGKILL');
+
+    for (const [call, method] of [[force, 'forceResume'], [reclaim, 'reclaimStale']]) {
+      await assert.rejects(call, (err) => {
+        assert.equal(err.code, ErrorCodes.ChildExited, err.message);
+        assert.equal(err.method, method);
+        assert.equal(err.data.signal, 'SIGKILL');
+        assert.equal(err.data.mayHaveActed, true, 'written to its stdin: it may have acted');
+        assert.match(err.message, /may have acted/);
+        return true;
+      });
+    }
+    await running;
+    assert.notEqual(locks.pid, oldPid);
+    assert.equal((await status).pid, locks.pid, 'status was answered by the new child');
+    assert.equal((await list).total, 2);
+    assert.equal((await verdict).state, 'stale');
+    // Never sent again: the new child would have removed the stale locks.
+    await sleep(300);
+    for (const s of stale) assert.ok(fs.existsSync(s.lockFile), `${s.lockFile} was removed: an acting call was sent again`);
+  });
+
+  test('a read is sent once more, not twice: pending at two crashes in a row, it rejects', async (t) => {
+    const locks = await SessionLocks.spawn({ binary: hostBinary(), stateDir: path.join(tmpdir(), 'empty'), restart: { backoffMs: 50 } });
+    t.after(() => locks.dispose());
+    // The second child is stopped the moment it runs, before the waiting call is sent to it.
+    let second;
+    locks.onStateChange((s) => {
+      if (s.state !== 'running' || second) return;
+      second = s.pid;
+      process.kill(second, 'SIGSTOP');
+    });
+    process.kill(locks.pid, 'SIGSTOP');
+    const call = locks.status();
+    process.kill(locks.pid, 'SIGKILL');
+    await nextState(locks, (s) => s.state === 'running');
+    await sleep(100);
+    process.kill(second, 'SIGKILL');
+    await assert.rejects(call, (err) => {
+      assert.equal(err.code, ErrorCodes.ChildExited, err.message);
+      assert.match(err.message, new RegExp(`pid ${second}\\b`), 'rejected at the second crash');
+      assert.equal(err.data.mayHaveActed, undefined, 'a read has no mayHaveActed');
+      return true;
+    });
+    await nextState(locks, (s) => s.state === 'running');
+    assert.equal((await locks.status()).pid, locks.pid, 'the third child serves');
+  });
+
+  test('an acting call still queued behind a write the child never read: mayHaveActed is false', async () => {
+    const stateDir = path.join(tmpdir(), 'session-state');
+    const id = crypto.randomUUID();
+    writeSession(stateDir, id);
+    const stale = writeStaleLock(stateDir, id);
+    const locks = await SessionLocks.spawn({ binary: hostBinary(), stateDir });
+    process.kill(locks.pid, 'SIGSTOP');
+    // A request far larger than a pipe holds: its write cannot finish, and the next waits behind it.
+    const filler = locks.request('someFutureMethod', { pad: 'x'.repeat(4 << 20) });
+    const force = locks.forceResume({ sessionId: id });
+    await sleep(200);
+    process.kill(locks.pid, 'SIGKILL');
+    await assert.rejects(filler, { code: ErrorCodes.ChildExited });
+    await assert.rejects(force, (err) => {
+      assert.equal(err.code, ErrorCodes.ChildExited, err.message);
+      assert.equal(err.data.mayHaveActed, false);
+      assert.match(err.message, /never reached it: nothing was done/);
+      return true;
+    });
+    assert.ok(fs.existsSync(stale.lockFile));
+    await locks.dispose();
   });
 
   test('restarts back off exponentially, then give up: waiting calls and exited say so', async () => {

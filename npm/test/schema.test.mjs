@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
 import { generate, output } from '../scripts/gen-types.mjs';
-import { npmVersion, platforms } from '../scripts/pack.mjs';
+import { npmCommand, npmVersion, platforms } from '../scripts/pack.mjs';
 import { npmDir, repoRoot } from '../scripts/testenv.mjs';
 
 const require = createRequire(import.meta.url);
@@ -78,4 +78,13 @@ test('npmVersion', () => {
   ]) {
     assert.equal(npmVersion(described), want, described);
   }
+});
+
+test('npm is run through npm.cmd and a shell on Windows, with arguments that hold spaces quoted', () => {
+  assert.deepEqual(npmCommand(['pack', '--json', '/tmp/x'], 'linux'), ['npm', ['pack', '--json', '/tmp/x'], {}]);
+  assert.deepEqual(npmCommand(['install', 'C:\\Users\\A B\\x-1.0.0.tgz', '--loglevel=error'], 'win32'), [
+    'npm.cmd',
+    ['install', '"C:\\Users\\A B\\x-1.0.0.tgz"', '--loglevel=error'],
+    { shell: true },
+  ]);
 });

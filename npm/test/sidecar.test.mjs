@@ -175,6 +175,7 @@ describe('sessionlocks serve through vscode-jsonrpc', () => {
 
   test('reclaimStale: dry run, then for real; the live holder is kept', async () => {
     const dry = await srv.conn.sendRequest('reclaimStale', { sessionIds: ['stale-1', 'live-1'], dryRun: true });
+    assert.equal(dry.dryRun, true);
     assert.deepEqual(dry.reclaimed.map((h) => h.sessionId), ['stale-1']);
     assert.deepEqual(dry.kept.map((h) => h.pid), [fake.pid]);
     assert.ok(fs.existsSync(path.join(stateDir, 'stale-1', `inuse.${DEAD_PID}.lock`)), 'a dry run removes nothing');
@@ -189,7 +190,8 @@ describe('sessionlocks serve through vscode-jsonrpc', () => {
     const r = await srv.conn.sendRequest('forceResume', { sessionId: 'stale-2' });
     assert.equal(r.sessionId, 'stale-2');
     assert.deepEqual(r.removed.map((h) => h.pid), [DEAD_PID + 1]);
-    assert.deepEqual(r.terminated, []);
+    assert.deepEqual(r.exited, []);
+    assert.equal('terminated' in r, false);
     assert.equal(r.session.state, 'free');
   });
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { binaryName, key, platforms } from '../scripts/pack.mjs';
+import { binaryName, key, npmVersion, platforms } from '../scripts/pack.mjs';
 import { hostBinary, npmDir, packageVersionOf, tmpdir } from '../scripts/testenv.mjs';
 
 const MAIN = '@copilot-ide/sessionlocks';
@@ -108,4 +108,15 @@ test("versionCheck: 'error' refuses an explicit binary too, and 'off' checks not
   await locks.dispose();
   await settle();
   assert.deepEqual(mismatchWarnings(), []);
+});
+
+test('index.d.ts shows versions in the form the client reports them (npm versions, as make stamps them)', () => {
+  const dts = fs.readFileSync(path.join(npmDir, 'sessionlocks', 'index.d.ts'), 'utf8');
+  const doc = /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*readonly version: string \| undefined;/.exec(dts);
+  assert.ok(doc, 'no doc comment on SessionLocks.version');
+  const shown = [...doc[1].matchAll(/"([^"]+)"/g)].map((m) => m[1]);
+  assert.ok(shown.length >= 2, `no examples in ${doc[1]}`);
+  for (const v of shown) assert.equal(npmVersion(v), v, `index.d.ts shows ${v}, which the client never reports`);
+  // What make stamps into the binary is what the client then reports: the version npm gives its packages.
+  assert.equal(npmVersion('v1.2.0'), '1.2.0');
 });

@@ -11,9 +11,11 @@ import {
   SessionLocksError,
   type ActOptions,
   type CanResumeResult,
+  type ChildExitedData,
   type ForceResumeRequest,
   type ClientState,
   type ExitInfo,
+  type Frozen,
   type Holder,
   type Result,
   type Session,
@@ -56,20 +58,23 @@ export async function main(sessionId: string): Promise<void> {
   const locks = await SessionLocks.spawn({ stateDir: '/tmp/state', args: ['--log-level', 'debug'], env: { COPILOT_HOME: '/tmp' }, onStderr: (s: string) => void s });
 
   const list = await locks.listSessions({ includeFree: false, limit: 10 });
-  const sessions: Session[] = list.sessions;
+  const sessions: readonly Frozen<Session>[] = list.sessions;
   const state: 'free' | 'inUse' | 'unknown' | 'stale' = sessions[0].state;
-  const holder: Holder | undefined = sessions[0].holders[0];
+  const holder: Frozen<Holder> | undefined = sessions[0].holders[0];
   const reason: string | undefined = holder?.reason;
-  await locks.listSessions();
-  const whole = await locks.listSessions({}, { fresh: true, signal: AbortSignal.timeout(1000) });
-  const version: string | undefined = whole.version;
-  // @ts-expect-error fresh is a call option, not a param
-  await locks.listSessions({ fresh: true });
-  // @ts-expect-error listed sessions are frozen (and shared with later listings)
+  await locks.listSessions({}, { signal: AbortSignal.timeout(1000) });
+  // @ts-expect-error answers are frozen
   list.sessions[0].state = 'free';
-  list.sessions.sort((a, b) => a.id.localeCompare(b.id)); // the array is the caller's own
+  // @ts-expect-error frozen all the way down
+  list.sessions[0].holders.push(holder!);
+  // @ts-expect-error the array too: copy it to sort
+  list.sessions.sort((a, b) => a.id.localeCompare(b.id));
+  const sorted = [...list.sessions].sort((a, b) => a.id.localeCompare(b.id));
+  const pinned = { ...sorted[0], pinned: true }; // decorate a copy
+  // @ts-expect-error a frozen session is not a mutable Session
+  const mutable: Session = list.sessions[0];
 
-  const verdict: CanResumeResult = await locks.canResume({ sessionId });
+  const verdict: Frozen<CanResumeResult> = await locks.canResume({ sessionId });
   const ok: boolean = verdict.canResume;
   const message: string = verdict.message;
 
@@ -78,31 +83,42 @@ export async function main(sessionId: string): Promise<void> {
   const failures: string[] = reclaimed.failed.map((f) => f.error);
 
   const forced = await locks.forceResume({ sessionId, terminate: true, graceMs: 3000 });
-  const terminated: number[] = forced.terminated;
+  const exited: readonly number[] = forced.exited;
+  // A live holder that could not be stopped keeps its lock: "close it where it runs".
+  const open: readonly number[] = forced.kept.map((h) => h.pid);
+  const dry = await locks.reclaimStale({ dryRun: true });
+  void dry.reclaimed;
   const token: string = verdict.token;
 
   // The IDE's decision: force what the user was shown, and no more.
   const acting: ActOptions = { signal: AbortSignal.timeout(10_000) };
   try {
     const taken = await locks.forceResume({ expect: verdict, terminate: true, kill: true, graceMs: 2000 }, acting);
-    const still: number[] = taken.stillRunning;
-    const outcome: [number[], number[], number[] | undefined] = [taken.signalled, taken.exited, taken.killed];
+    const still: readonly number[] = taken.stillRunning;
+    const outcome: [readonly number[], readonly number[], readonly number[] | undefined] = [taken.signalled, taken.exited, taken.killed];
     const why: string[] = taken.notSignalled.map((n) => `${n.pid}: ${n.why}`);
     void still, outcome, why;
   } catch (err) {
     if (err instanceof SessionChangedError) {
-      const fresh: CanResumeResult = err.data;
+      const fresh: Frozen<CanResumeResult> = err.data;
       const changed: -32005 = err.code;
       await locks.forceResume({ sessionId, expect: fresh });
       void changed;
     }
     if (err instanceof SessionLocksError && err.code === ErrorCodes.RequestCancelled) void err.method;
+    if (err instanceof SessionLocksError && err.code === ErrorCodes.ChildExited) {
+      const acted: boolean | undefined = (err.data as ChildExitedData).mayHaveActed;
+      void acted;
+    }
   }
+  await locks.forceResume({ sessionId, expect: undefined });
   await locks.forceResume({ sessionId, expect: token });
   const asked: ForceResumeRequest = { sessionId, expect: verdict };
   await locks.forceResume(asked);
   const swept = await locks.reclaimStale({}, { signal: AbortSignal.timeout(1000) });
   const cut: boolean | undefined = swept.cancelled;
+  // @ts-expect-error answers are frozen
+  swept.reclaimed.length = 0;
   // @ts-expect-error forceResume needs a sessionId, or a canResume answer as expect
   await locks.forceResume({ terminate: true });
   // @ts-expect-error expect is a canResume answer or its token
@@ -119,9 +135,11 @@ export async function main(sessionId: string): Promise<void> {
   await locks.listSessions({}, { signal: ac.signal });
   const any: unknown = await locks.request('someFutureMethod', { x: 1 });
 
-  const sub = locks.onSessionsChanged((change: SessionsChangedParams) => {
+  const sub = locks.onSessionsChanged((change: Frozen<SessionsChangedParams>) => {
     const ids: string[] = change.changed.map((s) => s.id);
-    const gone: string[] = change.removed;
+    const gone: readonly string[] = change.removed;
+    // @ts-expect-error notifications are frozen
+    change.removed.pop();
     void ids, gone;
   });
   sub.dispose();
@@ -149,5 +167,5 @@ export async function main(sessionId: string): Promise<void> {
   // @ts-expect-error a typed method's params are checked through request() too
   await locks.request('canResume', { sessionId: 42 });
 
-  void path, state, reason, ok, message, pids, failures, terminated, cut, os, openrpc, any, signal, bad;
+  void path, state, reason, ok, message, pids, failures, exited, open, cut, os, openrpc, any, signal, bad, pinned, mutable;
 }

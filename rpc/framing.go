@@ -1,8 +1,8 @@
 package rpc
 
 // Framing: Content-Length headers or newline-delimited JSON, detected from the
-// first byte; a frame read within the size limit, reading resumed at the next
-// Content-Length header after a bad header block, and a frame written.
+// first byte; a frame read within the size limit, and reading resumed at the
+// next Content-Length header after a bad header block.
 
 import (
 	"bufio"
@@ -11,8 +11,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Framing is how messages are delimited on the byte stream.
@@ -48,54 +46,6 @@ const DefaultMaxMessageSize = 8 << 20
 // maxHeaderBytes bounds one Content-Length header block. LSP headers are two
 // short lines; anything near this size is garbage, not a header.
 const maxHeaderBytes = 8 << 10
-
-// Framing returns the framing in use, FramingAuto until it is detected.
-func (s *Stream) Framing() Framing {
-	select {
-	case <-s.detected:
-		return s.wframe
-	default:
-		return FramingAuto
-	}
-}
-
-func (s *Stream) setFraming(f Framing) {
-	s.rframe = f
-	s.wframe = f
-	close(s.detected)
-}
-
-// readFrame returns the next message body, a *wireError for a bad frame that
-// was skipped, or the byte stream's error.
-func (s *Stream) readFrame() ([]byte, error) {
-	if s.in.pending != nil {
-		return nil, s.in.pending
-	}
-	if s.rframe == FramingAuto {
-		for {
-			b, err := s.in.r.ReadByte()
-			if err != nil {
-				return nil, err
-			}
-			if !isSpace(b) {
-				s.in.r.UnreadByte()
-				if b == '{' || b == '[' {
-					s.setFraming(FramingLine)
-				} else {
-					s.setFraming(FramingHeader)
-				}
-				s.log.Debug("framing detected", "framing", s.rframe.String())
-				break
-			}
-		}
-	}
-	if s.rframe == FramingLine {
-		return s.in.readLine()
-	}
-	return s.in.readHeaderFrame()
-}
-
-func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
 
 // frameReader reads frames off the byte stream once the framing is known,
 // knowing nothing of JSON-RPC: it returns a body, a *wireError for a frame
@@ -321,62 +271,6 @@ func formatSize(n int64) string {
 
 // quoteShort gives header text, shortened and quoted, for an error message.
 func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }
-
-func (s *Stream) writeFrame(data []byte) error { return s.write(nil, data) }
-
-// frameRoom is the room writeFramed wants in front of a message for the
-// Content-Length header.
-const frameRoom = len("Content-Length: ") + 20 + len("\r\n\r\n")
-
-// writeFramed is writeFrame for a message built behind frameRoom unused
-// bytes, msg[frameRoom:]: the header is written into that room, so that a
-// large answer goes out without being copied again. msg is modified.
-func (s *Stream) writeFramed(msg []byte) error { return s.write(msg, msg[frameRoom:]) }
-
-// write sends data as one frame; room, if not nil, is data with frameRoom
-// bytes in front of it that may be written over.
-func (s *Stream) write(room, data []byte) error {
-	select {
-	case <-s.detected:
-	case <-s.closed:
-		return jsonrpc2.ErrClosed
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	select {
-	case <-s.closed:
-		return jsonrpc2.ErrClosed
-	default:
-	}
-	// One Write per message: the pipe never sees half a frame from us
-	// interleaved with anything else, and it costs one system call.
-	var b []byte
-	switch {
-	case s.wframe == FramingHeader && room != nil:
-		var hdr [frameRoom]byte
-		h := appendHeader(hdr[:0], len(data))
-		b = room[frameRoom-len(h):]
-		copy(b, h)
-	case s.wframe == FramingHeader:
-		b = append(appendHeader(s.wbuf[:0], len(data)), data...)
-	case room != nil:
-		b = append(data, '\n')
-	default:
-		b = append(append(s.wbuf[:0], data...), '\n')
-	}
-	if room == nil && cap(b) <= 1<<20 {
-		s.wbuf = b
-	}
-	if s.opts.Trace != nil {
-		s.opts.Trace(false, data)
-	}
-	_, err := s.rwc.Write(b)
-	if err != nil {
-		// EPIPE and its kin: nobody will read an answer again.
-		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
-	}
-	return err
-}
 
 func appendHeader(b []byte, n int) []byte {
 	b = append(b, "Content-Length: "...)

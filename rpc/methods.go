@@ -17,7 +17,7 @@ import (
 )
 
 // resolveIDs resolves each id the client sent in field (ids or unique
-// prefixes) to a session id, dropping repeats; see Engine.ResolveID.
+// prefixes) to a session id, dropping repeats; see Engine.Resolve.
 func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
 	seen := make(map[string]bool, len(ids))
 	out := make([]string, 0, len(ids))
@@ -71,22 +71,18 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	if err != nil {
 		return nil, err
 	}
-	if err := s.awaitBaseline(ctx); err != nil {
-		return nil, err
-	}
 	var sessions []sessionlocks.Session
 	if len(ids) > 0 {
 		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
 		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
 	} else {
-		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{}) // read only, here and in appendList
+		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{})
 	}
 	if err != nil {
 		return nil, err
 	}
-	listed := len(sessions) // before filtering: the answer covers the whole state dir only if none is dropped
 	if p.IncludeFree != nil && !*p.IncludeFree {
-		var kept []sessionlocks.Session
+		var kept []sessionlocks.Session // the engine's slice is left as it is
 		for _, ss := range sessions {
 			if ss.State != sessionlocks.StateFree {
 				kept = append(kept, ss)
@@ -95,15 +91,11 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		sessions = kept
 	}
 	total := len(sessions)
-	whole := len(ids) == 0 && total == listed && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	stateDir := s.engine.Status().StateDir
-	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
-		return s.sessions.appendList(dst, stateDir, total, sessions, whole, p.Since)
-	}}, nil
+	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireSessions(sessions)}, nil
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {

@@ -6,13 +6,6 @@ package rpc
 // the schema. Struct tags: a field without omitempty is required; `jsonschema`
 // tags carry enums, defaults and bounds for github.com/invopop/jsonschema.
 
-// This file is the wire contract: every params, result and notification type,
-// and the tables of methods and notifications that the dispatcher and the
-// schema generator (schema/) both walk. The doc comments become the JSON
-// Schema descriptions, so they are written for the reader of the schema.
-// Struct tags: a field without omitempty is required; `jsonschema` tags carry
-// enums, defaults and bounds for github.com/invopop/jsonschema.
-
 import (
 	"encoding/json"
 )
@@ -162,12 +155,6 @@ type ListSessionsParams struct {
 	Limit *int `json:"limit,omitempty" jsonschema:"minimum=0"`
 	// Offset is how many sessions (after filtering, newest first) to skip; defaults to 0.
 	Offset int `json:"offset,omitempty" jsonschema:"minimum=0"`
-	// Since asks for an answer that carries a version, and may be a delta: it is the version of an earlier answer
-	// (to any listSessions call) that the caller still holds, or "" for none. When the server still remembers that
-	// answer, sessions holds only the sessions that are not in it as they were, and delta says how to rebuild the
-	// whole list from the two. An unknown version (an earlier server's, or one forgotten) gets a whole answer.
-	// Absent: a whole answer without a version.
-	Since *string `json:"since,omitempty"`
 }
 
 // ListSessionsResult is the result of listSessions.
@@ -176,46 +163,8 @@ type ListSessionsResult struct {
 	StateDir string `json:"stateDir"`
 	// Total is how many sessions matched before limit and offset were applied.
 	Total int `json:"total"`
-	// Sessions are the matching sessions, newest updatedAt first; in a delta, only those that are new or changed.
+	// Sessions are the matching sessions, newest updatedAt first.
 	Sessions []Session `json:"sessions"`
-	// Version names this answer, for a later call's since; present only when this call passed since. An answer
-	// with the same list as the one named by since keeps its version.
-	Version string `json:"version,omitempty"`
-	// Delta is present when this answer is relative to the earlier answer named by since.
-	Delta *ListingDelta `json:"delta,omitempty"`
-
-	// appendJSON, when set, appends the result's JSON, encoded from the
-	// server's reused per-session encodings (see sessionJSON); the fields
-	// above are then unset.
-	appendJSON func(dst []byte) ([]byte, error)
-}
-
-// ListingDelta tells how to rebuild a whole listSessions answer from the earlier answer it is relative to (base)
-// and its own sessions (fresh).
-type ListingDelta struct {
-	// Since is the version of base, as the call passed it.
-	Since string `json:"since"`
-	// Order lists the steps that build the whole list, in order: a negative -k takes the next k sessions of fresh,
-	// and a pair start, count takes the count sessions of base that begin at index start (count is never 0).
-	// For example [-1, 0, 9] is one fresh session followed by the first 9 of base.
-	Order []int `json:"order"`
-}
-
-// selfEncoding is a result that appends its own JSON encoding to a buffer.
-type selfEncoding interface {
-	encoder() func(dst []byte) ([]byte, error)
-}
-
-func (r *ListSessionsResult) encoder() func(dst []byte) ([]byte, error) { return r.appendJSON }
-
-// MarshalJSON encodes with appendJSON when it is set, so that the result
-// encodes the same whoever encodes it.
-func (r *ListSessionsResult) MarshalJSON() ([]byte, error) {
-	if r.appendJSON != nil {
-		return r.appendJSON(nil)
-	}
-	type plain ListSessionsResult
-	return json.Marshal((*plain)(r))
 }
 
 // CanResumeParams are the parameters of canResume.

@@ -1,8 +1,9 @@
 package rpc
 
-// Stream, the jsonrpc2.ObjectStream of a connection: a peer's bad input must
-// not close it, so each message is read from its frame (framing.go) and
-// checked (validate.go) before jsonrpc2 sees it, and answered here when bad.
+// Stream, the jsonrpc2.ObjectStream under a connection's jsonrpc2.Conn: a
+// peer's bad input must not close the connection, so each message is read
+// from its frame (framing.go) and checked (validate.go) before jsonrpc2 sees
+// it, and answered here when bad. Everything else is written by the Conn.
 
 import (
 	"bufio"
@@ -61,8 +62,7 @@ type Stream struct {
 	brokenOnce sync.Once
 	brokenErr  error
 
-	wmu  sync.Mutex
-	wbuf []byte
+	wmu sync.Mutex // one frame written at a time, by the Conn or by writeError
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -99,10 +99,8 @@ func (s *Stream) ReadObject(v any) error {
 			if s.opts.Trace != nil {
 				s.opts.Trace(true, body)
 			}
-			err = s.check(body)
-			if err == nil {
-				err = json.Unmarshal(body, v)
-				if err == nil {
+			if err = s.check(body); err == nil {
+				if err = json.Unmarshal(body, v); err == nil {
 					return nil
 				}
 				err = &wireError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error()}
@@ -127,6 +125,36 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
+// readFrame returns the next message body, a *wireError for a bad frame that
+// was skipped, or the byte stream's error.
+func (s *Stream) readFrame() ([]byte, error) {
+	if s.in.pending != nil {
+		return nil, s.in.pending
+	}
+	if s.rframe == FramingAuto {
+		for {
+			b, err := s.in.r.ReadByte()
+			if err != nil {
+				return nil, err
+			}
+			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+				s.in.r.UnreadByte()
+				if b == '{' || b == '[' {
+					s.setFraming(FramingLine)
+				} else {
+					s.setFraming(FramingHeader)
+				}
+				s.log.Debug("framing detected", "framing", s.rframe.String())
+				break
+			}
+		}
+	}
+	if s.rframe == FramingLine {
+		return s.in.readLine()
+	}
+	return s.in.readHeaderFrame()
+}
+
 // WriteObject writes one message in the stream's framing. Before the framing
 // is detected it waits.
 func (s *Stream) WriteObject(obj any) error {
@@ -135,6 +163,54 @@ func (s *Stream) WriteObject(obj any) error {
 		return err
 	}
 	return s.writeFrame(data)
+}
+
+// Framing returns the framing in use, FramingAuto until it is detected.
+func (s *Stream) Framing() Framing {
+	select {
+	case <-s.detected:
+		return s.wframe
+	default:
+		return FramingAuto
+	}
+}
+
+func (s *Stream) setFraming(f Framing) {
+	s.rframe = f
+	s.wframe = f
+	close(s.detected)
+}
+
+// writeFrame sends data as one frame, in one Write: the pipe never sees half
+// a frame interleaved with anything else.
+func (s *Stream) writeFrame(data []byte) error {
+	select {
+	case <-s.detected:
+	case <-s.closed:
+		return jsonrpc2.ErrClosed
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	select {
+	case <-s.closed:
+		return jsonrpc2.ErrClosed
+	default:
+	}
+	var b []byte
+	if s.wframe == FramingHeader {
+		b = append(appendHeader(make([]byte, 0, len(data)+32), len(data)), data...)
+	} else {
+		b = append(data, '\n')
+	}
+	if s.opts.Trace != nil {
+		s.opts.Trace(false, data)
+	}
+	_, err := s.rwc.Write(b)
+	if err != nil {
+		// EPIPE and its kin: nobody will read an answer again.
+		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
+	}
+	return err
 }
 
 // Broken is closed once a write has failed (the peer closed its end of the

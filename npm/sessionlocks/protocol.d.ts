@@ -334,10 +334,6 @@ export interface ListSessionsParams {
    * Offset is how many sessions (after filtering, newest first) to skip; defaults to 0.
    */
   offset?: number;
-  /**
-   * Since asks for an answer that carries a version, and may be a delta: it is the version of an earlier answer (to any listSessions call) that the caller still holds, or "" for none. When the server still remembers that answer, sessions holds only the sessions that are not in it as they were, and delta says how to rebuild the whole list from the two. An unknown version (an earlier server's, or one forgotten) gets a whole answer. Absent: a whole answer without a version.
-   */
-  since?: string;
 }
 /**
  * ListSessionsResult is the result of listSessions.
@@ -352,30 +348,9 @@ export interface ListSessionsResult {
    */
   total: number;
   /**
-   * Sessions are the matching sessions, newest updatedAt first; in a delta, only those that are new or changed.
+   * Sessions are the matching sessions, newest updatedAt first.
    */
   sessions: Session[];
-  /**
-   * Version names this answer, for a later call's since; present only when this call passed since. An answer with the same list as the one named by since keeps its version.
-   */
-  version?: string;
-  /**
-   * Delta is present when this answer is relative to the earlier answer named by since.
-   */
-  delta?: ListingDelta;
-}
-/**
- * ListingDelta tells how to rebuild a whole listSessions answer from the earlier answer it is relative to (base) and its own sessions (fresh).
- */
-export interface ListingDelta {
-  /**
-   * Since is the version of base, as the call passed it.
-   */
-  since: string;
-  /**
-   * Order lists the steps that build the whole list, in order: a negative -k takes the next k sessions of fresh, and a pair start, count takes the count sessions of base that begin at index start (count is never 0). For example [-1, 0, 9] is one fresh session followed by the first 9 of base.
-   */
-  order: number[];
 }
 /**
  * NotSignalled is a holder forceResume with terminate did not signal.

@@ -154,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		s.watchDone = watchDone
 		s.watched = w.Started()
 	}
-	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(slogPrintf{s.log}))
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(slogPrintf{s.log}))
 
 	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/copilot-ide/sessionlocks/internal/syncbuf"
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 // TestHugeContentLength: a 4 GB Content-Length is streamed past, not
@@ -100,3 +101,41 @@ func TestStreamHeaderLimit(t *testing.T) {
 		t.Errorf("output: %.400q", out)
 	}
 }
+
+// TestReplyFramedAsConnWould: a result the Conn encoded is framed as it
+// is, without being encoded again; the bytes must be what jsonrpc2 itself
+// writes, whatever the result holds.
+func TestReplyFramedAsConnWould(t *testing.T) {
+	results := []any{
+		ListSessionsResult{StateDir: `/s "<&>"`, Sessions: wireSessions(nil)},
+		map[string]any{"name": "a\u2028b\u202e <script> é \x1b", "n": 1.5},
+		nil, "", []int{},
+	}
+	for _, id := range []jsonrpc2.ID{{Num: 7}, {Str: "x\"y", IsString: true}} {
+		for _, r := range results {
+			var got, want bytes.Buffer
+			reply := func(out *bytes.Buffer, hook bool) {
+				in, _ := io.Pipe() // never written: the Conn reads nothing
+				s := NewStream(ReadWriteCloser(in, nopWriteCloser{out}), StreamOptions{Framing: FramingLine})
+				opts := []jsonrpc2.ConnOpt{}
+				if hook {
+					opts = append(opts, jsonrpc2.OnSend(s.sending))
+				}
+				conn := jsonrpc2.NewConn(context.Background(), s, nil, opts...)
+				defer conn.Close()
+				if err := conn.Reply(context.Background(), id, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reply(&got, true)
+			reply(&want, false)
+			if got.String() != want.String() {
+				t.Errorf("id %v, result %#v:\n got %s\nwant %s", id, r, got.Bytes(), want.Bytes())
+			}
+		}
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

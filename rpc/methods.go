@@ -198,7 +198,7 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 			Hits:    cs.Hits,
 			Misses:  cs.Misses,
 		},
-		Platform: platformOf(es.Platform),
+		Platform: wirePlatform(es.Platform),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()
@@ -207,9 +207,4 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 		st.Watch = wireWatch(w.Stats())
 	}
 	return st, nil
-}
-
-// platformOf is the status's Platform, from where the engine judges.
-func platformOf(v sessionlocks.Platform) Platform {
-	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
 }

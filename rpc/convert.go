@@ -44,8 +44,6 @@ func wireHolder(h sessionlocks.Holder) Holder {
 		LockWrittenAt: requiredTime(h.LockWrittenAt),
 		ProbedAt:      requiredTime(h.ProbedAt),
 		Cached:        h.Cached,
-
-		WriterVerified: h.WriterVerified,
 	}
 	if p := h.Process; p != nil && (!p.StartedAt.IsZero() || p.Command != "") {
 		w.Process = &Process{StartedAt: wireTime(p.StartedAt), Command: p.Command}
@@ -139,7 +137,6 @@ func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
 		Kept:           wireHolders(r.Kept),
 		RemovedOmitted: r.RemovedOmitted,
 		KeptOmitted:    r.KeptOmitted,
-		Terminated:     pids(r.Exited),
 		Signalled:      pids(r.Signalled),
 		Exited:         pids(r.Exited),
 		StillRunning:   pids(r.StillRunning),

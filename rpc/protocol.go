@@ -91,8 +91,6 @@ type Holder struct {
 	ProbedAt string `json:"probedAt" jsonschema:"format=date-time"`
 	// Cached is true when the verdict came from the probe cache rather than a fresh probe.
 	Cached bool `json:"cached"`
-	// WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
-	WriterVerified bool `json:"writerVerified"`
 	// Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
 	Owner *Owner `json:"owner,omitempty"`
 	// NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
@@ -267,8 +265,6 @@ type ForceResumeResult struct {
 	RemovedOmitted int `json:"removedOmitted,omitempty"`
 	// KeptOmitted counts the kept holders beyond the first 1,000 listed in kept; absent when none.
 	KeptOmitted int `json:"keptOmitted,omitempty"`
-	// Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
-	Terminated []int `json:"terminated"`
 	// Signalled are the process ids sent SIGTERM.
 	Signalled []int `json:"signalled"`
 	// Exited are the signalled processes that exited.

@@ -216,10 +216,6 @@ export interface ForceResumeResult {
    */
   keptOmitted?: number;
   /**
-   * Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
-   */
-  terminated: number[];
-  /**
    * Signalled are the process ids sent SIGTERM.
    */
   signalled: number[];
@@ -301,10 +297,6 @@ export interface Holder {
    * Cached is true when the verdict came from the probe cache rather than a fresh probe.
    */
   cached: boolean;
-  /**
-   * WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
-   */
-  writerVerified: boolean;
   /**
    * Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
    */

@@ -112,13 +112,14 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 	}
 }
 
-func wireReclaim(r sessionlocks.ReclaimResult) *ReclaimStaleResult {
+func wireReclaim(r sessionlocks.ReclaimResult, dryRun bool) *ReclaimStaleResult {
 	out := &ReclaimStaleResult{
 		Reclaimed: wireHolders(r.Reclaimed),
 		Kept:      wireHolders(r.Kept),
 		Failed:    make([]ReclaimFailure, 0, len(r.Failed)),
 		Cancelled: r.Cancelled,
 		Totals:    ReclaimTotals{Reclaimed: r.Totals.Reclaimed, Kept: r.Totals.Kept, Failed: r.Totals.Failed},
+		DryRun:    dryRun,
 	}
 	for _, f := range r.Failed {
 		msg := "unknown error"

@@ -134,7 +134,7 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 	if n := len(r.Reclaimed); n > 0 && !p.DryRun {
 		s.log.Info("reclaimed stale locks", "count", n)
 	}
-	return wireReclaim(r), nil
+	return wireReclaim(r, p.DryRun), nil
 }
 
 var pid = os.Getpid()

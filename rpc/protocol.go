@@ -222,6 +222,9 @@ type ReclaimStaleResult struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
 	Totals ReclaimTotals `json:"totals"`
+	// DryRun is true when the call asked for a dry run: nothing was removed, and reclaimed says what would have
+	// been. Absent otherwise.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ReclaimTotals count what reclaimStale did, listed or not.

@@ -466,6 +466,10 @@ export interface ReclaimStaleResult {
    * Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
    */
   totals: ReclaimTotals;
+  /**
+   * DryRun is true when the call asked for a dry run: nothing was removed, and reclaimed says what would have been. Absent otherwise.
+   */
+  dryRun?: boolean;
 }
 /**
  * ReclaimTotals count what reclaimStale did, listed or not.

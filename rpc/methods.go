@@ -72,11 +72,14 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		return nil, err
 	}
 	var sessions []sessionlocks.Session
-	if len(ids) > 0 {
+	switch {
+	case p.IDs == nil:
+		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{})
+	case len(ids) > 0:
+		// An empty list (an IDE whose selection filtered down to nothing)
+		// selects none, as reclaimStale's sessionIds does.
 		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
 		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
-	} else {
-		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{})
 	}
 	if err != nil {
 		return nil, err
@@ -159,8 +162,15 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	if p.Kill && !p.Terminate {
 		return nil, paramsError("kill", "only with terminate: SIGKILL follows a SIGTERM that did not stop the process")
 	}
-	if p.Expect != "" && !sessionlocks.ValidToken(p.Expect) {
-		return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is), got %q", clipString(p.Expect, 40))
+	// Absent or null: no precondition. Present, it must be a token: an
+	// empty one (an IDE that lost the canResume answer) would otherwise
+	// read as none and remove what the user was never shown.
+	expect := ""
+	if p.Expect != nil {
+		if !sessionlocks.ValidToken(*p.Expect) {
+			return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is, or leave expect out to set no precondition), got %q", clipString(*p.Expect, 40))
+		}
+		expect = *p.Expect
 	}
 	// A prefix is resolved once, here: everything below acts on that one
 	// session, and an expect token names holders of that session only.
@@ -171,7 +181,7 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	if err := s.awaitWatched(ctx); err != nil {
 		return nil, err
 	}
-	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
+	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: expect})
 	if err != nil {
 		return nil, err
 	}

@@ -145,8 +145,8 @@ type Session struct {
 // ListSessionsParams are the parameters of listSessions.
 type ListSessionsParams struct {
 	// IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session.
-	// Absent means every session.
-	IDs []string `json:"ids,omitempty"`
+	// Absent or null means every session; an empty list means none (total 0), as reclaimStale's sessionIds does.
+	IDs []string `json:"ids,omitzero"`
 	// IncludeFree includes sessions with no lock files; defaults to true.
 	IncludeFree *bool `json:"includeFree,omitempty" jsonschema:"default=true"`
 	// Limit is the most sessions to return; absent means no limit, 0 returns only the total.
@@ -194,9 +194,9 @@ type CanResumeResult struct {
 
 // ReclaimStaleParams are the parameters of reclaimStale.
 type ReclaimStaleParams struct {
-	// SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an
-	// empty list none.
-	SessionIDs []string `json:"sessionIds,omitempty"`
+	// SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent or null means every
+	// session, and an empty list none.
+	SessionIDs []string `json:"sessionIds,omitzero"`
 	// DryRun reports what would be reclaimed without removing anything.
 	DryRun bool `json:"dryRun,omitempty"`
 }
@@ -251,8 +251,10 @@ type ForceResumeParams struct {
 	GraceMs *int `json:"graceMs,omitempty" jsonschema:"default=3000,minimum=0,maximum=600000"`
 	// Expect is the token of the canResume answer the user decided on. The session is then taken over only if every
 	// live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with
-	// -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
-	Expect string `json:"expect,omitempty"`
+	// -32005, the fresh canResume answer in data. A string that is not a token (the empty string included) is
+	// refused with -32602 before anything is judged. Absent or null: no precondition, every holder is removed, as
+	// the session is found.
+	Expect *string `json:"expect,omitempty"`
 }
 
 // ForceResumeResult is the result of forceResume.

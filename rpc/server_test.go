@@ -435,3 +435,29 @@ func TestNewServerRefusesANilEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyExpectKeepsAnUnprovenHolder (issue 23, item 1): an IDE that lost
+// the canResume answer and sends expect "" gets -32602, and the lock of a
+// running process (this test's own, judged afresh) stays; the same call
+// with expect null, which sets no precondition, removes it.
+func TestEmptyExpectKeepsAnUnprovenHolder(t *testing.T) {
+	dir := t.TempDir()
+	writeSession(t, dir, "s", []int{os.Getpid()})
+	lock := filepath.Join(dir, "s", fmt.Sprintf("inuse.%d.lock", os.Getpid()))
+	c := connect(t, Options{Engine: engineFor(dir)}, ClientOptions{})
+	ctx := context.Background()
+	e := wantCode(t, c.Call(ctx, MethodForceResume, map[string]any{"sessionId": "s", "expect": ""}, nil), CodeInvalidParams)
+	if !strings.Contains(string(*e.Data), `"field":"expect"`) {
+		t.Errorf("the error does not name expect: %s %s", e.Message, *e.Data)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("expect \"\" removed the holder's lock: %v", err)
+	}
+	var r ForceResumeResult
+	if err := c.Call(ctx, MethodForceResume, map[string]any{"sessionId": "s", "expect": nil}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) || len(r.Removed) != 1 {
+		t.Fatalf("with expect null the lock should go: removed %d, stat %v", len(r.Removed), err)
+	}
+}

@@ -187,7 +187,7 @@ export interface ForceResumeParams {
    */
   graceMs?: number;
   /**
-   * Expect is the token of the canResume answer the user decided on. The session is then taken over only if every live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
+   * Expect is the token of the canResume answer the user decided on. The session is then taken over only if every live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with -32005, the fresh canResume answer in data. A string that is not a token (the empty string included) is refused with -32602 before anything is judged. Absent or null: no precondition, every holder is removed, as the session is found.
    */
   expect?: string;
 }
@@ -311,7 +311,7 @@ export interface Holder {
  */
 export interface ListSessionsParams {
   /**
-   * IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session. Absent means every session.
+   * IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session. Absent or null means every session; an empty list means none (total 0), as reclaimStale's sessionIds does.
    */
   ids?: string[];
   /**
@@ -434,7 +434,7 @@ export interface ReclaimFailure {
  */
 export interface ReclaimStaleParams {
   /**
-   * SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an empty list none.
+   * SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent or null means every session, and an empty list none.
    */
   sessionIds?: string[];
   /**

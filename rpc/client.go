@@ -88,7 +88,7 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 		late:   map[jsonrpc2.ID]bool{},
 	}
 	c.conn = jsonrpc2.NewConn(context.Background(), c.stream, clientHandler(opts.OnNotification),
-		jsonrpc2.OnRecv(c.received), jsonrpc2.SetLogger(slogPrintf{log}))
+		jsonrpc2.OnRecv(c.received), jsonrpc2.SetLogger(connLog{c.stream}))
 	return c
 }
 

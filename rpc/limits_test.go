@@ -76,16 +76,32 @@ func TestHugeNamesAreNotEchoed(t *testing.T) {
 }
 
 func TestMalformedCancelsAreRateLimited(t *testing.T) {
+	testRateLimited(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":[%d]}}`)
+}
+
+// TestStrayAnswersAreRateLimited: answers to requests the server never made,
+// with an id or with null (a peer's error about our output), are logged,
+// but a peer that sends them in a loop does not fill the log.
+func TestStrayAnswersAreRateLimited(t *testing.T) {
+	t.Run("id", func(t *testing.T) { testRateLimited(t, `{"jsonrpc":"2.0","id":%d,"result":1}`) })
+	t.Run("null", func(t *testing.T) {
+		testRateLimited(t, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"x"}}`)
+	})
+}
+
+// testRateLimited sends 10,000 messages made from format and an index, and
+// checks that they cost a few log lines and a count of those held back.
+func testRateLimited(t *testing.T, format string) {
 	var log bytes.Buffer
 	var mu sync.Mutex
 	send, recv := rawServer(t, &mu, &log)
 	for i := range 10_000 {
-		send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":[%d]}}`, i))
+		send(fmt.Sprintf(format, i))
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"status"}`) // all read and handled before it
 	recv()
 	if n := logLen(&mu, &log); n > 8<<10 {
-		t.Errorf("10,000 malformed cancellations wrote %d bytes of log", n)
+		t.Errorf("10,000 of %s wrote %d bytes of log", format, n)
 	}
 	// The count of those held back comes when their second is over.
 	deadline := time.Now().Add(10 * time.Second)

@@ -154,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		s.watchDone = watchDone
 		s.watched = w.Started()
 	}
-	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(slogPrintf{s.log}))
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(connLog{stream}))
 
 	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)
@@ -198,9 +198,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	return err
 }
 
-// slogPrintf lets jsonrpc2 log through slog.
-type slogPrintf struct{ log *slog.Logger }
+// connLog lets jsonrpc2 log through slog, rate-limited: what it logs (an
+// answer to no request) a peer can send in a loop.
+type connLog struct{ s *Stream }
 
-func (l slogPrintf) Printf(format string, args ...any) {
-	l.log.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+func (l connLog) Printf(format string, args ...any) {
+	l.s.warn.warn(l.s.log, format, strings.TrimSpace(fmt.Sprintf(format, args...)))
 }

@@ -64,6 +64,8 @@ type Stream struct {
 
 	wmu sync.Mutex // one frame written at a time, by the Conn or by writeError
 
+	warn rateLimit // warnings about skipped input, which a peer can send in a loop
+
 	// reply is the response the Conn is about to write, as its OnSend hook
 	// (Stream.sending) saw it; the Conn calls the hook and WriteObject under
 	// one lock, one message at a time.
@@ -121,7 +123,7 @@ func (s *Stream) ReadObject(v any) error {
 			return err
 		}
 		if s.opts.Client || we.skip {
-			s.log.Warn("skipping a message", "problem", we.msg)
+			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.msg)
 			continue
 		}
 		if err := s.writeError(we); err != nil {

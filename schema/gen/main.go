@@ -138,59 +138,8 @@ func generate(root string) (map[string][]byte, error) {
 		doc.Components.Errors[e.Name] = errorObject{Code: e.Code, Message: e.Description}
 	}
 
-	for _, m := range rpc.Methods {
-		params, err := addType(defs, closed, m.Params)
-		if err != nil {
-			return nil, fmt.Errorf("method %s: %w", m.Name, err)
-		}
-		om := method{
-			Name:           m.Name,
-			Summary:        m.Summary,
-			ParamStructure: "by-name",
-			Params:         descriptors(defs[params]),
-			XParams:        ref(params),
-		}
-		result := contentDescriptor{Name: m.Name + "Result"}
-		if m.Name == discoverMethod {
-			result.Schema = &jsonschema.Schema{Ref: metaSchema}
-			result.Description = "The OpenRPC document describing this server: this document."
-		} else {
-			name, err := addType(defs, open, m.Result)
-			if err != nil {
-				return nil, fmt.Errorf("method %s: %w", m.Name, err)
-			}
-			result.Name = name
-			result.Schema = ref(name)
-			result.Description = defs[name].Description
-		}
-		om.Result = &result
-		for _, e := range m.Errors {
-			if _, ok := doc.Components.Errors[e.Name]; !ok {
-				return nil, fmt.Errorf("method %s: error %s (%d) is not in rpc.ErrorCodes", m.Name, e.Name, e.Code)
-			}
-			om.Errors = append(om.Errors, errorRef{Ref: "#/components/errors/" + e.Name})
-		}
-		doc.Methods = append(doc.Methods, om)
-	}
-	for _, n := range rpc.Notifications {
-		r, sender := open, "server"
-		if n.FromClient {
-			r, sender = closed, "client"
-		}
-		params, err := addType(defs, r, n.Params)
-		if err != nil {
-			return nil, fmt.Errorf("notification %s: %w", n.Name, err)
-		}
-		doc.Methods = append(doc.Methods, method{
-			Name:           n.Name,
-			Summary:        n.Summary,
-			Description:    "A notification (no result, no reply), sent by the " + sender + ".",
-			ParamStructure: "by-name",
-			Params:         descriptors(defs[params]),
-			XParams:        ref(params),
-			XNotification:  true,
-			XSender:        sender,
-		})
+	if err := addMethods(&doc, defs, closed, open); err != nil {
+		return nil, err
 	}
 	if _, err := addType(defs, open, reflect.TypeFor[rpc.ErrorData]()); err != nil {
 		return nil, err
@@ -216,6 +165,67 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return map[string][]byte{"openrpc.json": openrpcJSON, "sessionlocks.schema.json": schemaJSON}, nil
+}
+
+// addMethods adds rpc's methods and notifications to doc, and their types to
+// defs: params closed (the server rejects unknown fields), results and
+// notifications open.
+func addMethods(doc *openRPC, defs jsonschema.Definitions, closed, open *jsonschema.Reflector) error {
+	for _, m := range rpc.Methods {
+		params, err := addType(defs, closed, m.Params)
+		if err != nil {
+			return fmt.Errorf("method %s: %w", m.Name, err)
+		}
+		om := method{
+			Name:           m.Name,
+			Summary:        m.Summary,
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+		}
+		result := contentDescriptor{Name: m.Name + "Result"}
+		if m.Name == discoverMethod {
+			result.Schema = &jsonschema.Schema{Ref: metaSchema}
+			result.Description = "The OpenRPC document describing this server: this document."
+		} else {
+			name, err := addType(defs, open, m.Result)
+			if err != nil {
+				return fmt.Errorf("method %s: %w", m.Name, err)
+			}
+			result.Name = name
+			result.Schema = ref(name)
+			result.Description = defs[name].Description
+		}
+		om.Result = &result
+		for _, e := range m.Errors {
+			if _, ok := doc.Components.Errors[e.Name]; !ok {
+				return fmt.Errorf("method %s: error %s (%d) is not in rpc.ErrorCodes", m.Name, e.Name, e.Code)
+			}
+			om.Errors = append(om.Errors, errorRef{Ref: "#/components/errors/" + e.Name})
+		}
+		doc.Methods = append(doc.Methods, om)
+	}
+	for _, n := range rpc.Notifications {
+		r, sender := open, "server"
+		if n.FromClient {
+			r, sender = closed, "client"
+		}
+		params, err := addType(defs, r, n.Params)
+		if err != nil {
+			return fmt.Errorf("notification %s: %w", n.Name, err)
+		}
+		doc.Methods = append(doc.Methods, method{
+			Name:           n.Name,
+			Summary:        n.Summary,
+			Description:    "A notification (no result, no reply), sent by the " + sender + ".",
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+			XNotification:  true,
+			XSender:        sender,
+		})
+	}
+	return nil
 }
 
 // docComments reads the doc comments of rpc's types and fields, keyed as

@@ -191,9 +191,6 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 // Done is closed when the connection is closed, by either side.
 func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
 
-// Framing returns the framing the client sends.
-func (c *Client) Framing() Framing { return c.stream.Framing() }
-
 // Close closes the connection; calls in flight fail with ErrClosed. For a
 // child started with DialCommand this closes its stdin, which makes `serve`
 // exit.

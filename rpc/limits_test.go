@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -126,5 +128,33 @@ func TestAnswersAreValidUTF8(t *testing.T) {
 		if a := recv(); !utf8.Valid(a) {
 			t.Errorf("answer %d is not valid UTF-8: %q", i, a)
 		}
+	}
+}
+
+// TestQuickRequestsAreBounded: status runs beside the others, but a client
+// that sends thousands and never reads the answers gets no goroutine for
+// each: past maxRunning of them the rest wait in the queue.
+func TestQuickRequestsAreBounded(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // never read
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	before := runtime.NumGoroutine()
+	go func() {
+		NewServer(Options{Engine: engineFor(t.TempDir()), Logger: discardLog}).Serve(ctx, ReadWriteCloser(inR, outW))
+		close(done)
+	}()
+	defer func() { cancel(); inW.Close(); outR.Close(); <-done }()
+	const n = 5000
+	for i := range n {
+		if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"status"}`+"\n", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each line was read once the next one could be written; give the
+	// last one a moment to be dispatched.
+	time.Sleep(100 * time.Millisecond)
+	if extra := runtime.NumGoroutine() - before; extra > maxRunning+50 {
+		t.Errorf("%d goroutines for %d unanswered status requests; want at most about %d", extra, n, maxRunning)
 	}
 }

@@ -461,3 +461,34 @@ func TestEmptyExpectKeepsAnUnprovenHolder(t *testing.T) {
 		t.Fatalf("with expect null the lock should go: removed %d, stat %v", len(r.Removed), err)
 	}
 }
+
+// TestLateAnswerReachesOnLateAnswer: a call whose ctx ends first returns
+// at once; the server's answer to it (-32800, the request was cancelled
+// before it did anything) still reaches the client, through OnLateAnswer.
+func TestLateAnswerReachesOnLateAnswer(t *testing.T) {
+	started := withTestMethods(t)
+	late := make(chan *Error, 1)
+	c := connect(t, Options{Engine: engineFor(makeState(t, 0, nil))}, ClientOptions{
+		OnLateAnswer: func(method string, _ json.RawMessage, err *Error) {
+			if method == "test.sleep" {
+				late <- err
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctx, "test.sleep", map[string]any{"ms": 60_000}, nil) }()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call after its ctx ended: %v", err)
+	}
+	select {
+	case e := <-late:
+		if e == nil || e.Code != CodeRequestCancelled {
+			t.Errorf("late answer %v, want -32800", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer to the cancelled call never reached OnLateAnswer")
+	}
+}

@@ -149,9 +149,14 @@ func TestSlowRequestDoesNotBlockOthers(t *testing.T) {
 
 func TestCancelRequest(t *testing.T) {
 	started := withTestMethods(t)
-	c := connect(t, Options{Engine: engineFor(makeState(t, 0, nil))}, ClientOptions{})
+	late := make(chan *Error, 1)
+	c := connect(t, Options{Engine: engineFor(makeState(t, 0, nil))}, ClientOptions{
+		OnLateAnswer: func(method string, _ json.RawMessage, err *Error) { late <- err },
+	})
 
-	// Through the client: cancelling the context sends $/cancelRequest.
+	// Through the client: cancelling the context sends $/cancelRequest,
+	// and Call returns at once; the server's answer (-32800, nothing was
+	// done) still reaches the client, through OnLateAnswer.
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- c.Call(ctx, "test.sleep", map[string]any{"ms": 60_000}, nil) }()
@@ -159,6 +164,14 @@ func TestCancelRequest(t *testing.T) {
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call after cancel: %v", err)
+	}
+	select {
+	case e := <-late:
+		if e == nil || e.Code != CodeRequestCancelled {
+			t.Errorf("late answer %v, want -32800", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer to the cancelled call never reached OnLateAnswer")
 	}
 
 	// By hand, as the IDE does: the request answers -32800.
@@ -459,36 +472,5 @@ func TestEmptyExpectKeepsAnUnprovenHolder(t *testing.T) {
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) || len(r.Removed) != 1 {
 		t.Fatalf("with expect null the lock should go: removed %d, stat %v", len(r.Removed), err)
-	}
-}
-
-// TestLateAnswerReachesOnLateAnswer: a call whose ctx ends first returns
-// at once; the server's answer to it (-32800, the request was cancelled
-// before it did anything) still reaches the client, through OnLateAnswer.
-func TestLateAnswerReachesOnLateAnswer(t *testing.T) {
-	started := withTestMethods(t)
-	late := make(chan *Error, 1)
-	c := connect(t, Options{Engine: engineFor(makeState(t, 0, nil))}, ClientOptions{
-		OnLateAnswer: func(method string, _ json.RawMessage, err *Error) {
-			if method == "test.sleep" {
-				late <- err
-			}
-		},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- c.Call(ctx, "test.sleep", map[string]any{"ms": 60_000}, nil) }()
-	<-started
-	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Call after its ctx ended: %v", err)
-	}
-	select {
-	case e := <-late:
-		if e == nil || e.Code != CodeRequestCancelled {
-			t.Errorf("late answer %v, want -32800", e)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the answer to the cancelled call never reached OnLateAnswer")
 	}
 }

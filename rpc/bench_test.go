@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,22 +18,21 @@ import (
 	"github.com/copilot-ide/sessionlocks/watch"
 )
 
-// Goals (issue 3): 2,000 concurrent requests all answered; a 4 GB
-// Content-Length costs no memory; listSessions over 1,000 sessions fast
-// (the goal, <= 5 ms warm, is through the Node client; see
-// npm/test/sidecar.test.mjs for that measurement). Spawn to first answer is
-// BenchmarkSpawnToFirstAnswer in cmd/sessionlocks.
+// Goals: 2,000 concurrent requests all answered; a 4 GB Content-Length
+// costs no memory; a warm listing through the binary <= 8 ms at 1,000
+// sessions and <= 60 ms at 10,000 (measured through the Node client by
+// `make bench`; the Wire benchmarks here are the server's share). Spawn to
+// first answer is BenchmarkSpawnToFirstAnswer in cmd/sessionlocks.
 
 // benchServer is what `serve` runs for an IDE: an engine and a watcher over
-// 1,000 sessions (100 of them with a stale lock) untouched for an hour, as a
-// user's are. Directories written within the engine's racy window are read
-// again on every listing, which is not the warm path being measured.
-func benchServer(b *testing.B) (Options, *sessionlocks.Engine) {
+// n sessions (one in ten with a stale lock) untouched for an hour, as a
+// user's are.
+func benchServer(b *testing.B, n int) (Options, *sessionlocks.Engine) {
 	locks := map[string][]int{}
-	for i := 0; i < 1000; i += 10 {
+	for i := 0; i < n; i += 10 {
 		locks[fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)] = []int{deadPID + i}
 	}
-	dir := makeState(b, 1000, locks)
+	dir := makeState(b, n, locks)
 	past := time.Now().Add(-time.Hour)
 	ents, _ := os.ReadDir(dir)
 	for _, de := range ents {
@@ -42,23 +42,12 @@ func benchServer(b *testing.B) (Options, *sessionlocks.Engine) {
 	return Options{Engine: e, Watcher: w, Logger: discardLog}, e
 }
 
-// waitTrusted waits until e trusts its watcher, so that a warm benchmark
-// measures the listing the IDE gets once start-up is over, not the scans
-// beside the watcher's confirmation of its first listing.
-func waitTrusted(b *testing.B, e *sessionlocks.Engine) {
-	for deadline := time.Now().Add(10 * time.Second); !e.Caches().Watched(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the engine does not trust the watcher 10 s after start")
-		}
-	}
-}
-
 // BenchmarkListSessions1000 is one listSessions over 1,000 sessions through
 // the real codec over io.Pipe, warm, with the Go client decoding the answer.
 func BenchmarkListSessions1000(b *testing.B) {
-	opts, e := benchServer(b)
+	opts, _ := benchServer(b, 1000)
 	c := connect(b, opts, ClientOptions{})
-	waitTrusted(b, e)
+	waitStarted(b, opts.Watcher.(*watch.Watcher))
 	ctx := context.Background()
 	var raw json.RawMessage
 	if err := c.Call(ctx, MethodListSessions, nil, &raw); err != nil {
@@ -74,53 +63,59 @@ func BenchmarkListSessions1000(b *testing.B) {
 	}
 }
 
-// BenchmarkListSessions1000Wire is the same without a decoding client: the
+// BenchmarkListSessionsWire is the same without a decoding client: the
 // request's bytes go in, the answer's frame is read and dropped, so this is
 // the server's time (engine + encoding + framing) as any client sees it.
-func BenchmarkListSessions1000Wire(b *testing.B) {
-	serverEnd, clientEnd := Pipe()
-	defer clientEnd.Close()
-	opts, e := benchServer(b)
-	go NewServer(opts).Serve(context.Background(), serverEnd)
-	waitTrusted(b, e)
-	req := []byte(frame(`{"jsonrpc":"2.0","id":1,"method":"listSessions"}`))
-	r := bufio.NewReaderSize(clientEnd, 1<<20)
-	roundTrip := func() int {
-		if _, err := clientEnd.Write(req); err != nil {
+func BenchmarkListSessionsWire(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			serverEnd, clientEnd := Pipe()
+			defer clientEnd.Close()
+			opts, _ := benchServer(b, n)
+			go NewServer(opts).Serve(context.Background(), serverEnd)
+			waitStarted(b, opts.Watcher.(*watch.Watcher))
+			req := []byte(frame(`{"jsonrpc":"2.0","id":1,"method":"listSessions"}`))
+			r := bufio.NewReaderSize(clientEnd, 1<<20)
+			b.SetBytes(int64(roundTrip(b, clientEnd, r, req)))
+			b.ReportAllocs()
+			for b.Loop() {
+				roundTrip(b, clientEnd, r, req)
+			}
+		})
+	}
+}
+
+// roundTrip sends req and reads one Content-Length frame, returning its size.
+func roundTrip(b *testing.B, w io.Writer, r *bufio.Reader, req []byte) int {
+	if _, err := w.Write(req); err != nil {
+		b.Fatal(err)
+	}
+	var n int
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
 			b.Fatal(err)
 		}
-		var n int
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				b.Fatal(err)
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(strings.TrimSpace(v))
-			} else if line == "\r\n" {
-				break
-			}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(strings.TrimSpace(v))
+		} else if line == "\r\n" {
+			break
 		}
-		if _, err := r.Discard(n); err != nil {
-			b.Fatal(err)
-		}
-		return n
 	}
-	b.SetBytes(int64(roundTrip()))
-	b.ReportAllocs()
-	for b.Loop() {
-		roundTrip()
+	if _, err := r.Discard(n); err != nil {
+		b.Fatal(err)
 	}
+	return n
 }
 
 // BenchmarkListSessions1000Engine is the engine's share of the above.
 func BenchmarkListSessions1000Engine(b *testing.B) {
-	opts, e := benchServer(b)
+	opts, e := benchServer(b, 1000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go opts.Watcher.Run(ctx, func(watch.Change) {})
-	waitTrusted(b, e)
-	e.List(ctx, sessionlocks.ListOptions{})
+	w := opts.Watcher.(*watch.Watcher)
+	go w.Run(ctx, func(watch.Change) {})
+	waitStarted(b, w)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.List(ctx, sessionlocks.ListOptions{}); err != nil {

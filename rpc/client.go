@@ -1,7 +1,7 @@
 package rpc
 
-// The client: calls and notifications over a Stream, for `sessionlocks call`,
-// the REPL and tests.
+// The client: a jsonrpc2.Conn over the server's own codec (Stream), for
+// `sessionlocks call`, the REPL and tests.
 
 import (
 	"context"
@@ -45,34 +45,20 @@ type ClientOptions struct {
 	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
-// A Client speaks JSON-RPC to a sessionlocks server with the same codec the
-// server uses. `sessionlocks call`, the REPL and the tests share it.
-//
-// It is small on purpose rather than a jsonrpc2.Conn: a client only matches
-// answers to calls and hands notifications on, and decoding each answer once
-// (jsonrpc2 decodes a message three times, once into interface{} values)
-// matters for a listSessions answer over thousands of sessions.
+// A Client speaks JSON-RPC to a sessionlocks server through a jsonrpc2.Conn
+// over the codec the server uses. It adds what the Conn leaves to its
+// user: ids from 1, $/cancelRequest when a call's ctx ends, and the answer
+// that comes after that, to OnLateAnswer.
 type Client struct {
+	conn   *jsonrpc2.Conn
 	stream *Stream
 	log    *slog.Logger
-	onNote func(method string, params json.RawMessage)
 	onLate func(method string, result json.RawMessage, err *Error)
 	nextID atomic.Uint64
 
-	mu      sync.Mutex
-	pending map[uint64]chan *message
-	late    map[uint64]string // calls given up on (ctx ended), by id: their method
-	closed  bool
-	done    chan struct{}
-}
-
-// message is any incoming message; Stream.check has validated its shape.
-type message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *Error          `json:"error"`
+	mu    sync.Mutex
+	calls map[jsonrpc2.ID]string // calls not yet answered: their method
+	late  map[jsonrpc2.ID]bool   // those of them given up on (ctx ended)
 }
 
 // NewClient returns a client over rwc (for example a child's stdout and
@@ -96,86 +82,61 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 			Logger:         log,
 			Trace:          opts.Trace,
 		}),
-		log:     log,
-		onNote:  opts.OnNotification,
-		onLate:  opts.OnLateAnswer,
-		pending: map[uint64]chan *message{},
-		late:    map[uint64]string{},
-		done:    make(chan struct{}),
+		log:    log,
+		onLate: opts.OnLateAnswer,
+		calls:  map[jsonrpc2.ID]string{},
+		late:   map[jsonrpc2.ID]bool{},
 	}
-	go c.read()
+	c.conn = jsonrpc2.NewConn(context.Background(), c.stream, clientHandler(opts.OnNotification),
+		jsonrpc2.OnRecv(c.received), jsonrpc2.SetLogger(connLog{c.stream}))
 	return c
 }
 
-func (c *Client) read() {
-	for {
-		m := new(message)
-		if err := c.stream.ReadObject(m); err != nil {
-			if !errors.Is(err, io.EOF) && !c.isClosed() {
-				c.log.Warn("connection to the server failed", "error", err)
-			}
-			c.shutdown()
-			return
+// clientHandler hands the server's notifications on; the client has no
+// methods, which a request from the server is told.
+type clientHandler func(method string, params json.RawMessage)
+
+func (h clientHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if !req.Notif {
+		conn.ReplyWithError(ctx, req.ID, &Error{Code: CodeMethodNotFound, Message: "the client has no methods"})
+		return
+	}
+	if h != nil {
+		var params json.RawMessage
+		if req.Params != nil {
+			params = *req.Params
 		}
-		switch {
-		case m.Method != "" && m.ID == nil:
-			if c.onNote != nil {
-				c.onNote(m.Method, m.Params)
-			}
-		case m.Method != "":
-			// The server never calls the client; say so rather than leave it waiting.
-			msg, _ := json.Marshal(errorResponse{ID: m.ID, Error: &Error{Code: CodeMethodNotFound, Message: "the client has no methods"}, JSONRPC: "2.0"})
-			c.stream.writeFrame(msg)
-		default:
-			var id uint64
-			json.Unmarshal(m.ID, &id)
-			c.mu.Lock()
-			ch := c.pending[id]
-			delete(c.pending, id)
-			method, late := c.late[id]
-			delete(c.late, id)
-			c.mu.Unlock()
-			switch {
-			case late:
-				c.lateAnswer(method, m)
-			case ch == nil:
-				c.log.Warn("ignoring an answer to no pending call", "id", string(m.ID))
-			default:
-				ch <- m
-			}
-		}
+		h(req.Method, params)
 	}
 }
 
-func (c *Client) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
-
-// shutdown closes the stream once and fails every pending call.
-func (c *Client) shutdown() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
+// received sees every answer before the Conn hands it to its call: one to a
+// call given up on goes to OnLateAnswer.
+func (c *Client) received(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
+	if resp == nil {
+		return
 	}
-	c.closed = true
-	for id, ch := range c.pending {
-		close(ch)
-		delete(c.pending, id)
-	}
-	close(c.done)
+	c.mu.Lock()
+	method := c.calls[resp.ID]
+	late := c.late[resp.ID]
+	delete(c.calls, resp.ID)
+	delete(c.late, resp.ID)
 	c.mu.Unlock()
-	return c.stream.Close()
-}
-
-// request is an outgoing request or notification.
-type request struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      uint64 `json:"id,omitempty"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
+	if !late {
+		return
+	}
+	var result json.RawMessage
+	if resp.Result != nil {
+		result = *resp.Result
+	}
+	switch {
+	case c.onLate != nil:
+		c.onLate(method, result, resp.Error)
+	case resp.Error != nil:
+		c.log.Info("late answer to a cancelled call", "method", method, "code", resp.Error.Code, "message", resp.Error.Message)
+	default:
+		c.log.Warn("late answer to a cancelled call: it had already acted", "method", method, "result", string(result))
+	}
 }
 
 // ErrClosed is returned by calls on a closed connection.
@@ -189,92 +150,56 @@ var ErrClosed = jsonrpc2.ErrClosed
 // returns ctx.Err(); the server's answer, when it comes, goes to
 // ClientOptions.OnLateAnswer.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	id := c.nextID.Add(1) // from 1: the omitempty id above is never dropped
-	ch := make(chan *message, 1)
+	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	c.pending[id] = ch
+	c.calls[id] = method
 	c.mu.Unlock()
-	if err := c.send(request{JSONRPC: "2.0", ID: id, Method: method, Params: params}); err != nil {
+	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
 		c.forget(id)
 		return err
 	}
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			return ErrClosed
-		}
-		if m.Error != nil {
-			return m.Error
-		}
-		if result == nil {
-			return nil
-		}
-		if m.Result == nil {
-			m.Result = json.RawMessage("null")
-		}
-		return json.Unmarshal(m.Result, result)
-	case <-ctx.Done():
-		// The server is told, and its answer still comes: to OnLateAnswer.
-		c.mu.Lock()
-		if _, ok := c.pending[id]; ok {
-			delete(c.pending, id)
-			c.late[id] = method
-		}
-		c.mu.Unlock()
-		c.Notify(context.Background(), NotifyCancelRequest, map[string]uint64{"id": id})
-		return ctx.Err()
-	}
-}
-
-// lateAnswer hands the answer to a call given up on to OnLateAnswer.
-func (c *Client) lateAnswer(method string, m *message) {
-	if c.onLate != nil {
-		c.onLate(method, m.Result, m.Error)
-		return
-	}
-	if m.Error != nil {
-		c.log.Info("late answer to a cancelled call", "method", method, "code", m.Error.Code, "message", m.Error.Message)
-		return
-	}
-	c.log.Warn("late answer to a cancelled call: it had already acted", "method", method, "result", string(m.Result))
-}
-
-func (c *Client) forget(id uint64) {
-	c.mu.Lock()
-	delete(c.pending, id)
-	c.mu.Unlock()
-}
-
-func (c *Client) send(r request) error {
-	msg, err := json.Marshal(r)
-	if err != nil {
+	if err := w.Wait(ctx, result); ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 		return err
 	}
-	return c.stream.writeFrame(msg)
+	c.mu.Lock()
+	_, waiting := c.calls[id]
+	if waiting {
+		c.late[id] = true
+	}
+	c.mu.Unlock()
+	if !waiting {
+		// The answer came as ctx ended: it is the call's.
+		return w.Wait(context.Background(), result)
+	}
+	// The server is told, and its answer still comes: to OnLateAnswer.
+	c.Notify(context.Background(), NotifyCancelRequest, CancelParams{ID: json.RawMessage(id.String())})
+	return ctx.Err()
+}
+
+func (c *Client) forget(id jsonrpc2.ID) {
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
 }
 
 // Notify sends a notification.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	if c.isClosed() {
-		return ErrClosed
-	}
-	return c.send(request{JSONRPC: "2.0", Method: method, Params: params})
+	return c.conn.Notify(ctx, method, params)
 }
 
 // Done is closed when the connection is closed, by either side.
-func (c *Client) Done() <-chan struct{} { return c.done }
-
-// Framing returns the framing the client sends.
-func (c *Client) Framing() Framing { return c.stream.Framing() }
+func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
 
 // Close closes the connection; calls in flight fail with ErrClosed. For a
 // child started with DialCommand this closes its stdin, which makes `serve`
 // exit.
-func (c *Client) Close() error { return c.shutdown() }
+func (c *Client) Close() error {
+	if err := c.conn.Close(); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		return err
+	}
+	return nil
+}
 
 // DialCommand starts cmd (a `sessionlocks serve` command whose Stdin and
 // Stdout must be unset) and returns a client speaking to it over its stdin

@@ -2,7 +2,7 @@ package rpc
 
 // Dispatch: which request runs when. Handle runs on jsonrpc2's read loop and
 // never waits for a request to finish, so that however many requests wait
-// (reclaims behind an operation lock another process holds, listings for a
+// (reclaims behind an operation lock another process holds, answers to a
 // client that stopped reading), stdin EOF, $/cancelRequest and status are
 // still read and acted on. Requests beyond maxRunning wait in a queue that
 // holds their message only, no goroutine; only a client that has sent more
@@ -11,127 +11,145 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// handler dispatches requests and writes their answers.
+// maxRunning bounds the requests running at once, and apart from them the
+// quick ones (see inflight.quick); the rest wait in the queue.
+const maxRunning = 256
+
+// maxQueuedBytes bounds the queue's requests, counted as their params'
+// bytes plus queuedOverhead each; past it the read loop waits (the only
+// backpressure on input).
+const (
+	maxQueuedBytes = 64 << 20
+	queuedOverhead = 512
+)
+
+// handler dispatches the requests of one connection.
 type handler struct {
-	s      *Server
-	stream *Stream
-	wg     sync.WaitGroup
+	s  *Server
+	wg sync.WaitGroup
 
 	mu      sync.Mutex
 	running map[jsonrpc2.ID]*inflight // requests started or queued, by id
-	queue   []*inflight               // requests waiting for a slot, in order
-	queued  int                       // bytes of their params
-	active  int                       // requests running
-	room    *sync.Cond                // signalled when queued bytes go down
+	queue   []*inflight               // requests waiting to start, in order
+	queued  int                       // their size (see maxQueuedBytes)
+	active  int                       // requests running, quick ones aside
+	quick   int                       // quick requests running
+	room    *sync.Cond                // signalled when the queue shrinks
 
-	// order is held while a notification is written, and while an ordered
-	// answer (listSessions) checks that none was written since it was
-	// begun and is written; noted counts notifications written.
-	order sync.Mutex
-	noted atomic.Uint64
+	// answers bounds the answers computed and not yet written: a request
+	// takes a place before it computes its answer and gives it back once
+	// the answer is written, so that a client that stops reading holds at
+	// most maxAnswers of them (a listing of 3,000 sessions is over a
+	// megabyte) and the requests behind them wait uncomputed.
+	answers chan struct{}
 
-	// encoding bounds the answers encoded and not yet written: a client
-	// that stops reading holds up to maxUnwritten of them, and the requests
-	// after them wait before they encode (an answer over 3,000 sessions is
-	// over a megabyte; a listing not yet encoded is shared).
-	encoding chan struct{}
+	// order keeps a listSessions answer from being sent after a
+	// sessionsChanged that went out while it was being made (a client
+	// rebuilding its view from the answer would undo the change): a
+	// listing holds it for reading while it is made and sent, a
+	// notification for writing while it is sent. Listings run side by
+	// side; a notification waits for those under way, and listings begun
+	// after it wait for it. Simpler than making an answer again when a
+	// notification overtook it, and an answer waits at most for one
+	// notification's write.
+	order sync.RWMutex
 
 	warn rateLimit // warnings about bad input, which a peer can send in a loop
 }
 
-// maxRunning bounds the requests running at once; the rest wait in the
-// queue. The IDE sends a handful.
-const maxRunning = 256
-
-// maxQueuedBytes bounds the params of requests waiting in the queue; past
-// it the read loop waits (the only backpressure on input).
-const maxQueuedBytes = 64 << 20
-
-// maxUnwritten bounds the answers encoded but not yet written.
-const maxUnwritten = 4
+// maxAnswers bounds the answers computed but not yet written.
+const maxAnswers = 4
 
 // inflight is one request, running or queued.
 type inflight struct {
+	conn   *jsonrpc2.Conn
 	req    *jsonrpc2.Request
 	m      *Method
 	ctx    context.Context
 	cancel context.CancelFunc
-	size   int  // its params' bytes while queued
+	size   int  // what it counts in the queue
 	queued bool // still in the queue
+	// quick requests answer from memory at once (status, rpc.discover, an
+	// unknown method, $/cancelRequest sent with an id): they run beside
+	// maxRunning others, so that a client can always ask how the server is,
+	// and take no place among the answers (they are small).
+	quick bool
 }
 
 func newHandler(s *Server) *handler {
-	h := &handler{
-		s:        s,
-		running:  map[jsonrpc2.ID]*inflight{},
-		encoding: make(chan struct{}, maxUnwritten),
-	}
+	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
 	h.room = sync.NewCond(&h.mu)
 	return h
 }
 
-// immediate methods answer from memory at once: they run whatever else is
-// queued, so that a client can always ask the server how it is.
-func immediate(m *Method) bool {
-	return m != nil && (m.Name == MethodStatus || m.Name == MethodDiscover)
-}
+// cancelMethod answers $/cancelRequest sent as a request (by mistake) with
+// null, so that its sender does not wait forever.
+var cancelMethod = Method{Name: NotifyCancelRequest, call: func(context.Context, *Server, *json.RawMessage) (any, error) { return nil, nil }}
 
-func (h *handler) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	m := lookup(req.Method)
 	if req.Method == NotifyCancelRequest {
 		h.cancelRequest(req)
-		if !req.Notif {
-			// Sent as a request by mistake: answer, or the client waits forever.
-			msg, _ := appendResult(req.ID, []byte("null"))
-			h.stream.writeFrame(msg)
+		if req.Notif {
+			return
 		}
-		return
+		m = &cancelMethod
 	}
-	m := lookup(req.Method)
 	if req.Notif && m == nil {
 		h.s.log.Debug("ignoring unknown notification", "method", req.Method)
 		return
 	}
 	// A known method sent without an id still runs; its answer is dropped.
 	rctx, cancel := context.WithCancel(ctx)
-	f := &inflight{req: req, m: m, ctx: rctx, cancel: cancel}
+	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick}
 	if req.Params != nil {
 		f.size = len(*req.Params)
 	}
+	f.size += queuedOverhead
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if !req.Notif {
 		h.running[req.ID] = f
 	}
-	if h.active < maxRunning || immediate(m) || m == nil {
+	// A quick request passes the queue; the others keep their order.
+	if (f.quick || len(h.queue) == 0) && h.hasRoom(f) {
 		h.start(f)
-		h.mu.Unlock()
 		return
 	}
-	for h.queued+f.size > maxQueuedBytes && h.queued > 0 && ctx.Err() == nil {
+	for h.queued+f.size > maxQueuedBytes && len(h.queue) > 0 && ctx.Err() == nil {
 		h.room.Wait()
 	}
 	f.queued = true
 	h.queue = append(h.queue, f)
 	h.queued += f.size
-	h.mu.Unlock()
+}
+
+// hasRoom reports whether f may start now; h.mu is held.
+func (h *handler) hasRoom(f *inflight) bool {
+	if f.quick {
+		return h.quick < maxRunning
+	}
+	return h.active < maxRunning
 }
 
 // start runs f on a goroutine of its own; h.mu is held.
 func (h *handler) start(f *inflight) {
-	h.active++
+	if f.quick {
+		h.quick++
+	} else {
+		h.active++
+	}
 	h.wg.Add(1)
 	run := func() {
 		defer h.wg.Done()
 		defer h.finish(f)
-		h.serve(f.ctx, f.req, f.m)
+		h.serve(f)
 	}
 	if h.s.opts.sequential {
 		h.mu.Unlock()
@@ -142,7 +160,7 @@ func (h *handler) start(f *inflight) {
 	}
 }
 
-// finish forgets f and starts the next queued request.
+// finish forgets f and starts the queued requests there is room for.
 func (h *handler) finish(f *inflight) {
 	f.cancel()
 	h.mu.Lock()
@@ -150,35 +168,25 @@ func (h *handler) finish(f *inflight) {
 	if g := h.running[f.req.ID]; g == f {
 		delete(h.running, f.req.ID)
 	}
-	h.active--
-	h.startQueued()
-}
-
-// startQueued starts queued requests while there is room; h.mu is held.
-func (h *handler) startQueued() {
-	for h.active < maxRunning && len(h.queue) > 0 {
-		f := h.queue[0]
+	if f.quick {
+		h.quick--
+	} else {
+		h.active--
+	}
+	for len(h.queue) > 0 && h.hasRoom(h.queue[0]) {
+		g := h.queue[0]
 		h.queue[0] = nil
 		h.queue = h.queue[1:]
-		h.queued -= f.size
-		f.queued = false
-		h.room.Broadcast()
-		h.start(f)
+		h.unqueue(g)
+		h.start(g)
 	}
 }
 
-// call runs one method, turning a panic into -32603 so the server keeps going.
-func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
-	if m == nil {
-		return nil, methodNotFound(req.Method)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
-			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
-		}
-	}()
-	return m.call(ctx, h.s, req.Params)
+// unqueue counts f out of the queue; h.mu is held.
+func (h *handler) unqueue(f *inflight) {
+	h.queued -= f.size
+	f.queued = false
+	h.room.Broadcast()
 }
 
 func (h *handler) cancelRequest(req *jsonrpc2.Request) {
@@ -193,53 +201,42 @@ func (h *handler) cancelRequest(req *jsonrpc2.Request) {
 		return
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	f := h.running[id]
-	if f != nil && f.queued {
-		// Never started: answered as cancelled here, nothing was done.
-		h.dequeue(f)
-		delete(h.running, id)
-		h.mu.Unlock()
-		f.cancel()
-		h.send(h.cancelledAnswer(f.req))
+	if f == nil {
 		return
 	}
-	h.mu.Unlock()
-	if f != nil {
-		h.s.log.Debug("cancelling request", "id", id.String())
-		f.cancel()
-	}
-}
-
-// dequeue takes f out of the queue; h.mu is held.
-func (h *handler) dequeue(f *inflight) {
-	for i, g := range h.queue {
-		if g == f {
-			h.queue = append(h.queue[:i], h.queue[i+1:]...)
-			h.queued -= f.size
-			f.queued = false
-			h.room.Broadcast()
-			return
+	h.s.log.Debug("cancelling request", "id", id.String())
+	f.cancel()
+	if f.queued {
+		// Never started: it starts now, beside the others, only to
+		// answer "cancelled" (see serve), and does nothing.
+		for i, g := range h.queue {
+			if g == f {
+				h.queue = append(h.queue[:i], h.queue[i+1:]...)
+				break
+			}
 		}
+		h.unqueue(f)
+		f.quick = true
+		h.start(f)
 	}
 }
 
 // cancelAll cancels every request; the queued ones never start.
 func (h *handler) cancelAll() {
 	h.mu.Lock()
-	queued := h.queue
-	h.queue, h.queued = nil, 0
-	for _, f := range queued {
+	defer h.mu.Unlock()
+	for _, f := range h.queue {
 		f.queued = false
 		delete(h.running, f.req.ID)
+		f.cancel()
 	}
+	h.queue, h.queued = nil, 0
 	for _, f := range h.running {
 		f.cancel()
 	}
 	h.room.Broadcast()
-	h.mu.Unlock()
-	for _, f := range queued {
-		f.cancel()
-	}
 }
 
 // drain waits up to d for running requests to finish, then cancels the rest
@@ -262,45 +259,5 @@ func (h *handler) drain(d time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(100 * time.Millisecond):
-	}
-}
-
-// rateLimit lets one warning of each kind through per second; those held
-// back are counted in one line when the second is over. A peer that sends
-// the same bad message in a loop must not fill the log.
-type rateLimit struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-	held map[string]int
-}
-
-type warner interface{ Warn(string, ...any) }
-
-func (r *rateLimit) warn(log warner, kind, msg string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last == nil {
-		r.last, r.held = map[string]time.Time{}, map[string]int{}
-	}
-	now := time.Now()
-	if since := now.Sub(r.last[kind]); since < time.Second {
-		if r.held[kind]++; r.held[kind] == 1 {
-			time.AfterFunc(time.Second-since, func() { r.flush(log, kind, msg) })
-		}
-		return
-	}
-	r.last[kind] = now
-	log.Warn(msg, args...)
-}
-
-// flush logs how many warnings of kind were held back.
-func (r *rateLimit) flush(log warner, kind, msg string) {
-	r.mu.Lock()
-	n := r.held[kind]
-	r.held[kind] = 0
-	r.last[kind] = time.Now()
-	r.mu.Unlock()
-	if n > 0 {
-		log.Warn(msg+" (more alike, held back)", "alikeSuppressed", n)
 	}
 }

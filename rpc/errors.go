@@ -47,9 +47,9 @@ const (
 // The error codes with their documentation.
 var (
 	ErrorParse = ErrorCode{CodeParseError, "ParseError",
-		"The message is not valid JSON, or its framing (Content-Length header) is malformed. The id is null; the stream goes on."}
+		"The message is not valid JSON, or its frame cannot be read: a malformed header block, a header block without Content-Length, Content-Length 0, or a JSON message where a Content-Length header was expected. The id is null; the frame is discarded and reading goes on at the next header."}
 	ErrorInvalidRequest = ErrorCode{CodeInvalidRequest, "InvalidRequest",
-		"The message is not a valid JSON-RPC 2.0 request, is a batch (not supported), or exceeds the size limit (it is discarded unread). The stream goes on."}
+		"The message is not a valid JSON-RPC 2.0 request, is a batch (not supported), or exceeds the size limit (it is discarded unread; data: {limit, size}). The id is the request's when it has a usable one, else null; the stream goes on."}
 	ErrorMethodNotFound = ErrorCode{CodeMethodNotFound, "MethodNotFound",
 		"No method of that name exists."}
 	ErrorInvalidParams = ErrorCode{CodeInvalidParams, "InvalidParams",

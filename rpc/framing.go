@@ -1,8 +1,8 @@
 package rpc
 
 // Framing: Content-Length headers or newline-delimited JSON, detected from the
-// first byte; a frame read within the size limit, reading resumed at the next
-// Content-Length header after a bad header block, and a frame written.
+// first byte; one frame read within the size limit, and reading resumed at
+// the next header after a frame that cannot be read.
 
 import (
 	"bufio"
@@ -11,8 +11,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Framing is how messages are delimited on the byte stream.
@@ -49,66 +47,17 @@ const DefaultMaxMessageSize = 8 << 20
 // short lines; anything near this size is garbage, not a header.
 const maxHeaderBytes = 8 << 10
 
-// Framing returns the framing in use, FramingAuto until it is detected.
-func (s *Stream) Framing() Framing {
-	select {
-	case <-s.detected:
-		return s.wframe
-	default:
-		return FramingAuto
-	}
-}
-
-func (s *Stream) setFraming(f Framing) {
-	s.rframe = f
-	s.wframe = f
-	close(s.detected)
-}
-
-// readFrame returns the next message body, a *wireError for a bad frame that
-// was skipped, or the byte stream's error.
-func (s *Stream) readFrame() ([]byte, error) {
-	if s.in.pending != nil {
-		return nil, s.in.pending
-	}
-	if s.rframe == FramingAuto {
-		for {
-			b, err := s.in.r.ReadByte()
-			if err != nil {
-				return nil, err
-			}
-			if !isSpace(b) {
-				s.in.r.UnreadByte()
-				if b == '{' || b == '[' {
-					s.setFraming(FramingLine)
-				} else {
-					s.setFraming(FramingHeader)
-				}
-				s.log.Debug("framing detected", "framing", s.rframe.String())
-				break
-			}
-		}
-	}
-	if s.rframe == FramingLine {
-		return s.in.readLine()
-	}
-	return s.in.readHeaderFrame()
-}
-
-func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
-
 // frameReader reads frames off the byte stream once the framing is known,
 // knowing nothing of JSON-RPC: it returns a body, a *wireError for a frame
-// that was skipped, or the byte stream's error.
+// that was discarded, or the byte stream's error.
 type frameReader struct {
 	r       *bufio.Reader
-	max     int64 // the largest body kept; a larger one is skipped unread
-	lineBuf []byte
+	max     int64 // the largest body kept; a larger one is discarded unread
 	pending error // an error to report after a final unterminated line
 
-	// resync is set after a header block that could not be read: the next
-	// frame begins at the next "Content-Length:", wherever it is (a body
-	// need not end in a newline, so the next header may begin mid-line).
+	// resync is set after a frame whose end is not known (a bad header
+	// block, or JSON where headers were expected): the next frame begins
+	// at the next header (see skipToHeader).
 	resync bool
 }
 
@@ -116,30 +65,20 @@ type frameReader struct {
 // line longer than the limit is discarded as it streams past.
 func (f *frameReader) readLine() ([]byte, error) {
 	for {
-		buf := f.lineBuf[:0]
+		var buf []byte
 		var n int64
-		over := false
 		var err error
 		for {
 			var chunk []byte
 			chunk, err = f.r.ReadSlice('\n')
 			n += int64(len(chunk))
-			if !over {
-				// +2 leaves room for the line's own "\r\n".
-				if n > f.max+2 {
-					over = true
-					buf = buf[:0]
-				} else {
-					buf = append(buf, chunk...)
-				}
+			// +2 leaves room for the line's own "\r\n".
+			if n <= f.max+2 {
+				buf = append(buf, chunk...)
 			}
-			if err == bufio.ErrBufferFull {
-				continue
+			if err != bufio.ErrBufferFull {
+				break
 			}
-			break
-		}
-		if cap(buf) <= 1<<20 {
-			f.lineBuf = buf // reuse small buffers only; a huge one goes back to the GC
 		}
 		if err != nil {
 			if err != io.EOF || n == 0 {
@@ -148,17 +87,15 @@ func (f *frameReader) readLine() ([]byte, error) {
 			// A last line without its newline is still a message.
 			f.pending = io.EOF
 		}
-		if over {
+		if n > f.max+2 {
 			return nil, f.tooLarge(n)
 		}
-		line := bytes.TrimSpace(buf)
-		if len(line) == 0 {
-			if f.pending != nil {
-				return nil, f.pending
-			}
-			continue
+		if line := bytes.TrimSpace(buf); len(line) > 0 {
+			return line, nil
 		}
-		return line, nil
+		if f.pending != nil {
+			return nil, f.pending
+		}
 	}
 }
 
@@ -166,112 +103,145 @@ func (f *frameReader) readLine() ([]byte, error) {
 // case-insensitive, headers other than Content-Length are ignored, and lines
 // may end in "\r\n" or "\n".
 func (f *frameReader) readHeaderFrame() ([]byte, error) {
-	length := int64(-1)
-	problem := ""
-	total := 0
-	started := false
-	var first []byte // the header line a resynchronisation found
-	if f.resync {
-		f.resync = false
-		rest, err := f.skipToContentLength()
-		if err != nil {
-			return nil, err
-		}
-		first = append([]byte("Content-Length:"), rest...)
-	}
-	for {
-		line, n, err := first, len(first), error(nil)
-		if first != nil {
-			first = nil
-		} else {
-			line, n, err = f.readHeaderLine()
-		}
-		if err != nil {
-			if err == io.EOF && (started || n > 0) {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		if total += n; total > maxHeaderBytes && problem == "" {
-			problem = fmt.Sprintf("header block longer than %d bytes", maxHeaderBytes)
-		}
-		text := strings.TrimRight(string(line), "\r\n")
-		if strings.TrimSpace(text) == "" {
-			if !started {
-				total = 0 // blank lines between messages are not part of a header block
-				continue
-			}
-			break
-		}
-		started = true
-		if problem != "" {
-			continue
-		}
-		name, value, ok := strings.Cut(text, ":")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		switch {
-		case !ok || name == "":
-			problem = fmt.Sprintf("malformed header line %s: want \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", quoteShort(text))
-		case strings.EqualFold(name, "Content-Length"):
-			n, err := strconv.ParseInt(value, 10, 64)
-			switch {
-			case err != nil || n < 0:
-				problem = fmt.Sprintf("invalid Content-Length %s: want a non-negative integer", quoteShort(value))
-			case length >= 0 && n != length:
-				problem = fmt.Sprintf("conflicting Content-Length headers: %d and %d", length, n)
-			default:
-				length = n
-			}
-		}
-	}
-	if problem != "" {
-		// Where this block's body ends is not known: read on from the next
-		// header, losing at worst this one frame.
-		f.resync = true
-		return nil, &wireError{code: CodeParseError, msg: "parse error: " + problem + "; the stream goes on at the next Content-Length header"}
-	}
-	if length < 0 {
-		f.resync = true
-		return nil, &wireError{code: CodeParseError, msg: "parse error: header block without a Content-Length header; the stream goes on at the next Content-Length header"}
+	length, err := f.readHeaders()
+	if err != nil {
+		return nil, err
 	}
 	if length > f.max {
 		// Discard the body as it streams past: the advertised length may be
 		// a lie (4 GB) and must cost no memory.
 		if _, err := io.CopyN(io.Discard, f.r, length); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
+			return nil, noEOF(err)
 		}
 		return nil, f.tooLarge(length)
 	}
 	if length == 0 {
-		return nil, &wireError{code: CodeParseError, msg: "parse error: empty message (Content-Length: 0)"}
+		return nil, parseError("empty message (Content-Length: 0)")
 	}
 	body := make([]byte, length)
 	if _, err := io.ReadFull(f.r, body); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
+		return nil, noEOF(err)
 	}
 	return body, nil
 }
 
-// contentLength is what resynchronisation looks for, lower case.
+// readHeaders reads one header block and returns its Content-Length.
+func (f *frameReader) readHeaders() (int64, error) {
+	var first []byte // the header line a resynchronisation found
+	if f.resync {
+		f.resync = false
+		var err error
+		if first, err = f.skipToHeader(); err != nil {
+			return 0, err
+		}
+	}
+	length, problem, total, started := int64(-1), "", 0, first != nil
+	for {
+		line, n := first, len(first)
+		if first != nil {
+			first = nil
+		} else {
+			if f.startsJSON() {
+				// JSON where a header was expected: a client that sends
+				// newline-delimited JSON on a stream that began with headers.
+				f.resync = true
+				if started {
+					return 0, parseError("a JSON message where a header line was expected (the header block before it has no blank line); both are discarded, reading goes on at the next header")
+				}
+				return 0, parseError("a JSON message without Content-Length headers (this stream's framing was chosen from its first byte, which was not '{'); it is discarded, reading goes on at the next header")
+			}
+			var err error
+			if line, n, err = f.readHeaderLine(); err != nil {
+				if err == io.EOF && (started || n > 0) {
+					err = io.ErrUnexpectedEOF
+				}
+				return 0, err
+			}
+		}
+		text := strings.TrimRight(string(line), "\r\n")
+		if strings.TrimSpace(text) == "" {
+			if started {
+				break
+			}
+			continue // blank lines between messages are not part of a header block
+		}
+		started = true
+		if total += n; total > maxHeaderBytes && problem == "" {
+			problem = fmt.Sprintf("header block longer than %d bytes", maxHeaderBytes)
+		}
+		if problem == "" {
+			length, problem = headerLine(text, length)
+		}
+	}
+	switch {
+	case problem != "":
+		// Where this block's body ends is not known.
+		f.resync = true
+		return 0, parseError(problem + "; the frame is discarded, reading goes on at the next header")
+	case length < 0:
+		f.resync = true
+		return 0, parseError("header block without a Content-Length header; the frame is discarded, reading goes on at the next header")
+	}
+	return length, nil
+}
+
+// headerLine reads one header line into the Content-Length seen so far, or
+// says what is wrong with it.
+func headerLine(text string, length int64) (int64, string) {
+	name, value, ok := strings.Cut(text, ":")
+	if !ok || !isToken(name) {
+		return length, fmt.Sprintf("malformed header line %s: want \"Name: value\", as in \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", quoteShort(text))
+	}
+	if !strings.EqualFold(name, "Content-Length") {
+		return length, ""
+	}
+	value = strings.TrimSpace(value)
+	n, err := strconv.ParseInt(value, 10, 64)
+	switch {
+	case err != nil || n < 0:
+		return length, fmt.Sprintf("invalid Content-Length %s: want a non-negative integer", quoteShort(value))
+	case length >= 0 && n != length:
+		return length, fmt.Sprintf("conflicting Content-Length headers: %d and %d", length, n)
+	}
+	return n, ""
+}
+
+// startsJSON reports whether the next line begins a JSON object or array.
+func (f *frameReader) startsJSON() bool {
+	b, err := f.r.Peek(1)
+	return err == nil && (b[0] == '{' || b[0] == '[')
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110), as a header's name must be.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isTokenByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isTokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// contentLength is what resynchronisation looks for mid-line, lower case.
 const contentLength = "content-length:"
 
-// skipToContentLength discards input up to and including the next
-// "Content-Length:" (in any case), and returns the rest of its line.
-func (f *frameReader) skipToContentLength() ([]byte, error) {
-	matched := 0
+// skipToHeader discards input up to the next header and returns that header
+// line: a line that begins "Name:" with Name a token, or "Content-Length:"
+// anywhere, since a body need not end in a newline and the next frame's
+// header then begins mid-line.
+func (f *frameReader) skipToHeader() ([]byte, error) {
+	var name []byte // the current line so far, while it may be a header's name
+	lineStart, matched := true, 0
 	for {
 		b, err := f.r.ReadByte()
 		if err != nil {
 			return nil, err
 		}
-		c := b | 0x20 // lower case for letters; ':' and '-' are unchanged
-		switch {
+		switch c := b | 0x20; { // lower case for letters; ':' and '-' are unchanged
 		case c == contentLength[matched]:
 			matched++
 		case c == contentLength[0]:
@@ -280,8 +250,20 @@ func (f *frameReader) skipToContentLength() ([]byte, error) {
 			matched = 0
 		}
 		if matched == len(contentLength) {
-			line, _, err := f.readHeaderLine()
-			return line, err
+			rest, _, err := f.readHeaderLine()
+			return append([]byte("Content-Length:"), rest...), err
+		}
+		switch {
+		case b == '\n':
+			lineStart, name = true, name[:0]
+		case !lineStart:
+		case b == ':' && len(name) > 0:
+			rest, _, err := f.readHeaderLine()
+			return append(append(name, ':'), rest...), err
+		case isTokenByte(b) && len(name) < 1024:
+			name = append(name, b)
+		default:
+			lineStart = false
 		}
 	}
 }
@@ -312,6 +294,18 @@ func (f *frameReader) tooLarge(size int64) error {
 	}
 }
 
+func parseError(problem string) error {
+	return &wireError{code: CodeParseError, msg: "parse error: " + problem}
+}
+
+// noEOF turns the end of input inside a frame into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 func formatSize(n int64) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB (%d bytes)", n>>20, n)
@@ -321,62 +315,6 @@ func formatSize(n int64) string {
 
 // quoteShort gives header text, shortened and quoted, for an error message.
 func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }
-
-func (s *Stream) writeFrame(data []byte) error { return s.write(nil, data) }
-
-// frameRoom is the room writeFramed wants in front of a message for the
-// Content-Length header.
-const frameRoom = len("Content-Length: ") + 20 + len("\r\n\r\n")
-
-// writeFramed is writeFrame for a message built behind frameRoom unused
-// bytes, msg[frameRoom:]: the header is written into that room, so that a
-// large answer goes out without being copied again. msg is modified.
-func (s *Stream) writeFramed(msg []byte) error { return s.write(msg, msg[frameRoom:]) }
-
-// write sends data as one frame; room, if not nil, is data with frameRoom
-// bytes in front of it that may be written over.
-func (s *Stream) write(room, data []byte) error {
-	select {
-	case <-s.detected:
-	case <-s.closed:
-		return jsonrpc2.ErrClosed
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	select {
-	case <-s.closed:
-		return jsonrpc2.ErrClosed
-	default:
-	}
-	// One Write per message: the pipe never sees half a frame from us
-	// interleaved with anything else, and it costs one system call.
-	var b []byte
-	switch {
-	case s.wframe == FramingHeader && room != nil:
-		var hdr [frameRoom]byte
-		h := appendHeader(hdr[:0], len(data))
-		b = room[frameRoom-len(h):]
-		copy(b, h)
-	case s.wframe == FramingHeader:
-		b = append(appendHeader(s.wbuf[:0], len(data)), data...)
-	case room != nil:
-		b = append(data, '\n')
-	default:
-		b = append(append(s.wbuf[:0], data...), '\n')
-	}
-	if room == nil && cap(b) <= 1<<20 {
-		s.wbuf = b
-	}
-	if s.opts.Trace != nil {
-		s.opts.Trace(false, data)
-	}
-	_, err := s.rwc.Write(b)
-	if err != nil {
-		// EPIPE and its kin: nobody will read an answer again.
-		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
-	}
-	return err
-}
 
 func appendHeader(b []byte, n int) []byte {
 	b = append(b, "Content-Length: "...)

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -76,16 +78,32 @@ func TestHugeNamesAreNotEchoed(t *testing.T) {
 }
 
 func TestMalformedCancelsAreRateLimited(t *testing.T) {
+	testRateLimited(t, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":[%d]}}`)
+}
+
+// TestStrayAnswersAreRateLimited: answers to requests the server never made,
+// with an id or with null (a peer's error about our output), are logged,
+// but a peer that sends them in a loop does not fill the log.
+func TestStrayAnswersAreRateLimited(t *testing.T) {
+	t.Run("id", func(t *testing.T) { testRateLimited(t, `{"jsonrpc":"2.0","id":%d,"result":1}`) })
+	t.Run("null", func(t *testing.T) {
+		testRateLimited(t, `{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"x"}}`)
+	})
+}
+
+// testRateLimited sends 10,000 messages made from format and an index, and
+// checks that they cost a few log lines and a count of those held back.
+func testRateLimited(t *testing.T, format string) {
 	var log bytes.Buffer
 	var mu sync.Mutex
 	send, recv := rawServer(t, &mu, &log)
 	for i := range 10_000 {
-		send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":[%d]}}`, i))
+		send(fmt.Sprintf(format, i))
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"status"}`) // all read and handled before it
 	recv()
 	if n := logLen(&mu, &log); n > 8<<10 {
-		t.Errorf("10,000 malformed cancellations wrote %d bytes of log", n)
+		t.Errorf("10,000 of %s wrote %d bytes of log", format, n)
 	}
 	// The count of those held back comes when their second is over.
 	deadline := time.Now().Add(10 * time.Second)
@@ -110,5 +128,33 @@ func TestAnswersAreValidUTF8(t *testing.T) {
 		if a := recv(); !utf8.Valid(a) {
 			t.Errorf("answer %d is not valid UTF-8: %q", i, a)
 		}
+	}
+}
+
+// TestQuickRequestsAreBounded: status runs beside the others, but a client
+// that sends thousands and never reads the answers gets no goroutine for
+// each: past maxRunning of them the rest wait in the queue.
+func TestQuickRequestsAreBounded(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // never read
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	before := runtime.NumGoroutine()
+	go func() {
+		NewServer(Options{Engine: engineFor(t.TempDir()), Logger: discardLog}).Serve(ctx, ReadWriteCloser(inR, outW))
+		close(done)
+	}()
+	defer func() { cancel(); inW.Close(); outR.Close(); <-done }()
+	const n = 5000
+	for i := range n {
+		if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"status"}`+"\n", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each line was read once the next one could be written; give the
+	// last one a moment to be dispatched.
+	time.Sleep(100 * time.Millisecond)
+	if extra := runtime.NumGoroutine() - before; extra > maxRunning+50 {
+		t.Errorf("%d goroutines for %d unanswered status requests; want at most about %d", extra, n, maxRunning)
 	}
 }

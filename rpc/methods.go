@@ -17,7 +17,7 @@ import (
 )
 
 // resolveIDs resolves each id the client sent in field (ids or unique
-// prefixes) to a session id, dropping repeats; see Engine.ResolveID.
+// prefixes) to a session id, dropping repeats; see Engine.Resolve.
 func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
 	seen := make(map[string]bool, len(ids))
 	out := make([]string, 0, len(ids))
@@ -71,22 +71,21 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 	if err != nil {
 		return nil, err
 	}
-	if err := s.awaitBaseline(ctx); err != nil {
-		return nil, err
-	}
 	var sessions []sessionlocks.Session
-	if len(ids) > 0 {
+	switch {
+	case p.IDs == nil:
+		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{})
+	case len(ids) > 0:
+		// An empty list (an IDE whose selection filtered down to nothing)
+		// selects none, as reclaimStale's sessionIds does.
 		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
 		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
-	} else {
-		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{}) // read only, here and in appendList
 	}
 	if err != nil {
 		return nil, err
 	}
-	listed := len(sessions) // before filtering: the answer covers the whole state dir only if none is dropped
 	if p.IncludeFree != nil && !*p.IncludeFree {
-		var kept []sessionlocks.Session
+		var kept []sessionlocks.Session // the engine's slice is left as it is
 		for _, ss := range sessions {
 			if ss.State != sessionlocks.StateFree {
 				kept = append(kept, ss)
@@ -95,15 +94,11 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		sessions = kept
 	}
 	total := len(sessions)
-	whole := len(ids) == 0 && total == listed && p.Offset == 0 && (p.Limit == nil || *p.Limit >= total)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	stateDir := s.engine.Status().StateDir
-	return &ListSessionsResult{appendJSON: func(dst []byte) ([]byte, error) {
-		return s.sessions.appendList(dst, stateDir, total, sessions, whole, p.Since)
-	}}, nil
+	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireSessions(sessions)}, nil
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
@@ -142,7 +137,7 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 	if n := len(r.Reclaimed); n > 0 && !p.DryRun {
 		s.log.Info("reclaimed stale locks", "count", n)
 	}
-	return wireReclaim(r), nil
+	return wireReclaim(r, p.DryRun), nil
 }
 
 var pid = os.Getpid()
@@ -167,8 +162,15 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	if p.Kill && !p.Terminate {
 		return nil, paramsError("kill", "only with terminate: SIGKILL follows a SIGTERM that did not stop the process")
 	}
-	if p.Expect != "" && !sessionlocks.ValidToken(p.Expect) {
-		return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is), got %q", clipString(p.Expect, 40))
+	// Absent or null: no precondition. Present, it must be a token: an
+	// empty one (an IDE that lost the canResume answer) would otherwise
+	// read as none and remove what the user was never shown.
+	expect := ""
+	if p.Expect != nil {
+		if !sessionlocks.ValidToken(*p.Expect) {
+			return nil, paramsError("expect", "not a token from canResume (pass its answer's token as it is, or leave expect out to set no precondition), got %q", clipString(*p.Expect, 40))
+		}
+		expect = *p.Expect
 	}
 	// A prefix is resolved once, here: everything below acts on that one
 	// session, and an expect token names holders of that session only.
@@ -179,7 +181,7 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	if err := s.awaitWatched(ctx); err != nil {
 		return nil, err
 	}
-	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: p.Expect})
+	r, err := s.engine.Force(ctx, id, sessionlocks.ForceOptions{Terminate: p.Terminate, Kill: p.Kill, Grace: grace, Expect: expect})
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +208,7 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 			Hits:    cs.Hits,
 			Misses:  cs.Misses,
 		},
-		Platform: platformOf(es.Platform),
+		Platform: wirePlatform(es.Platform),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()
@@ -215,9 +217,4 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 		st.Watch = wireWatch(w.Stats())
 	}
 	return st, nil
-}
-
-// platformOf is the status's Platform, from where the engine judges.
-func platformOf(v sessionlocks.Platform) Platform {
-	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: v.FileSystem, SharedFileSystem: v.Shared, NestedPIDNamespace: v.NestedPIDNamespace}
 }

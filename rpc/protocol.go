@@ -6,13 +6,6 @@ package rpc
 // the schema. Struct tags: a field without omitempty is required; `jsonschema`
 // tags carry enums, defaults and bounds for github.com/invopop/jsonschema.
 
-// This file is the wire contract: every params, result and notification type,
-// and the tables of methods and notifications that the dispatcher and the
-// schema generator (schema/) both walk. The doc comments become the JSON
-// Schema descriptions, so they are written for the reader of the schema.
-// Struct tags: a field without omitempty is required; `jsonschema` tags carry
-// enums, defaults and bounds for github.com/invopop/jsonschema.
-
 import (
 	"encoding/json"
 )
@@ -98,8 +91,6 @@ type Holder struct {
 	ProbedAt string `json:"probedAt" jsonschema:"format=date-time"`
 	// Cached is true when the verdict came from the probe cache rather than a fresh probe.
 	Cached bool `json:"cached"`
-	// WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
-	WriterVerified bool `json:"writerVerified"`
 	// Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
 	Owner *Owner `json:"owner,omitempty"`
 	// NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
@@ -154,20 +145,14 @@ type Session struct {
 // ListSessionsParams are the parameters of listSessions.
 type ListSessionsParams struct {
 	// IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session.
-	// Absent means every session.
-	IDs []string `json:"ids,omitempty"`
+	// Absent or null means every session; an empty list means none (total 0), as reclaimStale's sessionIds does.
+	IDs []string `json:"ids,omitzero"`
 	// IncludeFree includes sessions with no lock files; defaults to true.
 	IncludeFree *bool `json:"includeFree,omitempty" jsonschema:"default=true"`
 	// Limit is the most sessions to return; absent means no limit, 0 returns only the total.
 	Limit *int `json:"limit,omitempty" jsonschema:"minimum=0"`
 	// Offset is how many sessions (after filtering, newest first) to skip; defaults to 0.
 	Offset int `json:"offset,omitempty" jsonschema:"minimum=0"`
-	// Since asks for an answer that carries a version, and may be a delta: it is the version of an earlier answer
-	// (to any listSessions call) that the caller still holds, or "" for none. When the server still remembers that
-	// answer, sessions holds only the sessions that are not in it as they were, and delta says how to rebuild the
-	// whole list from the two. An unknown version (an earlier server's, or one forgotten) gets a whole answer.
-	// Absent: a whole answer without a version.
-	Since *string `json:"since,omitempty"`
 }
 
 // ListSessionsResult is the result of listSessions.
@@ -176,46 +161,8 @@ type ListSessionsResult struct {
 	StateDir string `json:"stateDir"`
 	// Total is how many sessions matched before limit and offset were applied.
 	Total int `json:"total"`
-	// Sessions are the matching sessions, newest updatedAt first; in a delta, only those that are new or changed.
+	// Sessions are the matching sessions, newest updatedAt first.
 	Sessions []Session `json:"sessions"`
-	// Version names this answer, for a later call's since; present only when this call passed since. An answer
-	// with the same list as the one named by since keeps its version.
-	Version string `json:"version,omitempty"`
-	// Delta is present when this answer is relative to the earlier answer named by since.
-	Delta *ListingDelta `json:"delta,omitempty"`
-
-	// appendJSON, when set, appends the result's JSON, encoded from the
-	// server's reused per-session encodings (see sessionJSON); the fields
-	// above are then unset.
-	appendJSON func(dst []byte) ([]byte, error)
-}
-
-// ListingDelta tells how to rebuild a whole listSessions answer from the earlier answer it is relative to (base)
-// and its own sessions (fresh).
-type ListingDelta struct {
-	// Since is the version of base, as the call passed it.
-	Since string `json:"since"`
-	// Order lists the steps that build the whole list, in order: a negative -k takes the next k sessions of fresh,
-	// and a pair start, count takes the count sessions of base that begin at index start (count is never 0).
-	// For example [-1, 0, 9] is one fresh session followed by the first 9 of base.
-	Order []int `json:"order"`
-}
-
-// selfEncoding is a result that appends its own JSON encoding to a buffer.
-type selfEncoding interface {
-	encoder() func(dst []byte) ([]byte, error)
-}
-
-func (r *ListSessionsResult) encoder() func(dst []byte) ([]byte, error) { return r.appendJSON }
-
-// MarshalJSON encodes with appendJSON when it is set, so that the result
-// encodes the same whoever encodes it.
-func (r *ListSessionsResult) MarshalJSON() ([]byte, error) {
-	if r.appendJSON != nil {
-		return r.appendJSON(nil)
-	}
-	type plain ListSessionsResult
-	return json.Marshal((*plain)(r))
 }
 
 // CanResumeParams are the parameters of canResume.
@@ -247,9 +194,9 @@ type CanResumeResult struct {
 
 // ReclaimStaleParams are the parameters of reclaimStale.
 type ReclaimStaleParams struct {
-	// SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an
-	// empty list none.
-	SessionIDs []string `json:"sessionIds,omitempty"`
+	// SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent or null means every
+	// session, and an empty list none.
+	SessionIDs []string `json:"sessionIds,omitzero"`
 	// DryRun reports what would be reclaimed without removing anything.
 	DryRun bool `json:"dryRun,omitempty"`
 }
@@ -275,6 +222,9 @@ type ReclaimStaleResult struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
 	Totals ReclaimTotals `json:"totals"`
+	// DryRun is true when the call asked for a dry run: nothing was removed, and reclaimed says what would have
+	// been. Absent otherwise.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ReclaimTotals count what reclaimStale did, listed or not.
@@ -301,8 +251,10 @@ type ForceResumeParams struct {
 	GraceMs *int `json:"graceMs,omitempty" jsonschema:"default=3000,minimum=0,maximum=600000"`
 	// Expect is the token of the canResume answer the user decided on. The session is then taken over only if every
 	// live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with
-	// -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
-	Expect string `json:"expect,omitempty"`
+	// -32005, the fresh canResume answer in data. A string that is not a token (the empty string included) is
+	// refused with -32602 before anything is judged. Absent or null: no precondition, every holder is removed, as
+	// the session is found.
+	Expect *string `json:"expect,omitempty"`
 }
 
 // ForceResumeResult is the result of forceResume.
@@ -318,8 +270,6 @@ type ForceResumeResult struct {
 	RemovedOmitted int `json:"removedOmitted,omitempty"`
 	// KeptOmitted counts the kept holders beyond the first 1,000 listed in kept; absent when none.
 	KeptOmitted int `json:"keptOmitted,omitempty"`
-	// Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
-	Terminated []int `json:"terminated"`
 	// Signalled are the process ids sent SIGTERM.
 	Signalled []int `json:"signalled"`
 	// Exited are the signalled processes that exited.

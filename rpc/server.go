@@ -34,10 +34,8 @@ type Engine interface {
 type Watcher interface {
 	Run(ctx context.Context, notify func(watch.Change)) error
 	Stats() watch.Stats
-	// Armed is closed once the watcher begins its first listing, Started
-	// once it has that listing and its watches (see watch.Watcher); the
-	// server does not wait on a nil channel.
-	Armed() <-chan struct{}
+	// Started is closed once the watcher has its first listing and its
+	// watches (see watch.Watcher); the server does not wait on a nil channel.
 	Started() <-chan struct{}
 }
 
@@ -62,7 +60,7 @@ type Options struct {
 	// that the process exits well within a second of stdin closing.
 	DrainTimeout time.Duration
 	// Trace, if set, sees every message body read or written. It must not
-	// retain body: answer buffers are reused.
+	// retain body.
 	Trace func(in bool, body []byte)
 	// LogDropped, if set, counts the log lines dropped because nobody read
 	// the log; status reports it.
@@ -71,11 +69,8 @@ type Options struct {
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
 	sequential bool
-	// versionNonce, if set, replaces the random part of listSessions
-	// versions, so that a transcript can name one in a later request.
-	versionNonce string
-	// testHookAnswered, if set, is called when an ordered answer has been
-	// made and before it is checked against the notifications sent since.
+	// testHookAnswered, if set, is called when a request's result has been
+	// made, before it is sent (a listing still holds notifications back).
 	testHookAnswered func(method string)
 }
 
@@ -86,49 +81,34 @@ type Server struct {
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
-	sessions sessionJSON // listSessions' encodings, reused while unchanged
 
-	// baseline is closed once the watcher begins its first listing of
-	// every session (watch.Watcher.Armed), watched once it has that listing
-	// and its watches are in place (watch.Watcher.Started), watchDone once
-	// it stopped. Set before serving.
-	baseline, watched, watchDone <-chan struct{}
+	// watched is closed once the watcher has its first listing and its
+	// watches (watch.Watcher.Started), watchDone once it stopped. Set before
+	// serving.
+	watched, watchDone <-chan struct{}
 }
 
-// baselineWait bounds how long a request waits for the watcher to start:
-// past it, the request goes on without (see awaitBaseline, awaitWatched).
-const baselineWait = 2 * time.Second
-
-// awaitBaseline lets a listing that arrives while the watcher is starting
-// wait until the watcher lists every session (watch.Watcher.Armed), and
-// share that listing (the engine runs one scan for concurrent callers): the
-// two would otherwise read every directory cold side by side, each taking
-// longer than one alone.
-func (s *Server) awaitBaseline(ctx context.Context) error {
-	return s.awaitWatcher(ctx, s.baseline)
-}
+// startWait bounds how long a mutation waits for the watcher to start:
+// past it, the request goes on without (see awaitWatched).
+const startWait = 2 * time.Second
 
 // awaitWatched lets a request that removes locks wait until the watcher has
 // its first listing and its watches (watch.Watcher.Started). A lock removed
 // earlier could be missing from that listing already, and a client told the
 // server is watching would never hear of the change.
 func (s *Server) awaitWatched(ctx context.Context) error {
-	return s.awaitWatcher(ctx, s.watched)
-}
-
-func (s *Server) awaitWatcher(ctx context.Context, ready <-chan struct{}) error {
-	if ready == nil {
+	if s.watched == nil {
 		return nil
 	}
 	select {
-	case <-ready:
+	case <-s.watched:
 		return nil
 	default:
 	}
-	t := time.NewTimer(baselineWait)
+	t := time.NewTimer(startWait)
 	defer t.Stop()
 	select {
-	case <-ready:
+	case <-s.watched:
 	case <-s.watchDone:
 	case <-t.C:
 	case <-ctx.Done():
@@ -148,9 +128,7 @@ func NewServer(opts Options) *Server {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 500 * time.Millisecond
 	}
-	s := &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
-	s.sessions.nonce = opts.versionNonce
-	return s
+	return &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
 }
 
 // Serve speaks JSON-RPC over rwc until the peer closes its side (it returns
@@ -167,18 +145,16 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		Trace:          s.opts.Trace,
 		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
 	})
-	h.stream = stream
 
-	// Set before the connection reads its first request (listSessions
-	// reads them).
+	// Set before the connection reads its first request (mutations read
+	// them).
 	var watchDone chan struct{}
 	if w := s.opts.Watcher; w != nil {
 		watchDone = make(chan struct{})
 		s.watchDone = watchDone
-		s.baseline = w.Armed()
 		s.watched = w.Started()
 	}
-	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.SetLogger(slogPrintf{s.log}))
+	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(connLog{stream}))
 
 	if w := s.opts.Watcher; w != nil {
 		s.watching.Store(true)
@@ -188,7 +164,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			vl := verdictLog{log: s.log}
 			err := w.Run(ctx, func(c watch.Change) {
 				vl.change(c)
-				if err := h.notify(NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
+				if err := h.notify(conn, NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
 					s.log.Warn("sending sessionsChanged failed", "error", err)
 				}
 			})
@@ -222,9 +198,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	return err
 }
 
-// slogPrintf lets jsonrpc2 log through slog.
-type slogPrintf struct{ log *slog.Logger }
+// connLog lets jsonrpc2 log through slog, rate-limited: what it logs (an
+// answer to no request) a peer can send in a loop.
+type connLog struct{ s *Stream }
 
-func (l slogPrintf) Printf(format string, args ...any) {
-	l.log.Warn(strings.TrimSpace(fmt.Sprintf(format, args...)))
+func (l connLog) Printf(format string, args ...any) {
+	l.s.warn.warn(l.s.log, format, strings.TrimSpace(fmt.Sprintf(format, args...)))
 }

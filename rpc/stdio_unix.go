@@ -22,6 +22,5 @@ func takeStdout() (*os.File, error) {
 		unix.Close(fd)
 		return nil, os.NewSyscallError("dup2 stderr to stdout", err)
 	}
-	growPipe(fd)
 	return os.NewFile(uintptr(fd), "/dev/stdout (protocol)"), nil
 }

@@ -1,8 +1,9 @@
 package rpc
 
-// Stream, the jsonrpc2.ObjectStream of a connection: a peer's bad input must
-// not close it, so each message is read from its frame (framing.go) and
-// checked (validate.go) before jsonrpc2 sees it, and answered here when bad.
+// Stream, the jsonrpc2.ObjectStream under a connection's jsonrpc2.Conn: a
+// peer's bad input must not close the connection, so each message is read
+// from its frame (framing.go) and checked (validate.go) before jsonrpc2 sees
+// it, and answered here when bad. Everything else is written by the Conn.
 
 import (
 	"bufio"
@@ -61,8 +62,14 @@ type Stream struct {
 	brokenOnce sync.Once
 	brokenErr  error
 
-	wmu  sync.Mutex
-	wbuf []byte
+	wmu sync.Mutex // one frame written at a time, by the Conn or by writeError
+
+	warn rateLimit // warnings about skipped input, which a peer can send in a loop
+
+	// reply is the response the Conn is about to write, as its OnSend hook
+	// (Stream.sending) saw it; the Conn calls the hook and WriteObject under
+	// one lock, one message at a time.
+	reply *jsonrpc2.Response
 }
 
 var _ jsonrpc2.ObjectStream = (*Stream)(nil)
@@ -99,10 +106,8 @@ func (s *Stream) ReadObject(v any) error {
 			if s.opts.Trace != nil {
 				s.opts.Trace(true, body)
 			}
-			err = s.check(body)
-			if err == nil {
-				err = json.Unmarshal(body, v)
-				if err == nil {
+			if err = s.check(body); err == nil {
+				if err = json.Unmarshal(body, v); err == nil {
 					return nil
 				}
 				err = &wireError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error()}
@@ -118,7 +123,7 @@ func (s *Stream) ReadObject(v any) error {
 			return err
 		}
 		if s.opts.Client || we.skip {
-			s.log.Warn("skipping a message", "problem", we.msg)
+			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.msg)
 			continue
 		}
 		if err := s.writeError(we); err != nil {
@@ -127,14 +132,109 @@ func (s *Stream) ReadObject(v any) error {
 	}
 }
 
+// readFrame returns the next message body, a *wireError for a bad frame that
+// was skipped, or the byte stream's error.
+func (s *Stream) readFrame() ([]byte, error) {
+	if s.in.pending != nil {
+		return nil, s.in.pending
+	}
+	if s.rframe == FramingAuto {
+		for {
+			b, err := s.in.r.ReadByte()
+			if err != nil {
+				return nil, err
+			}
+			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
+				s.in.r.UnreadByte()
+				if b == '{' || b == '[' {
+					s.setFraming(FramingLine)
+				} else {
+					s.setFraming(FramingHeader)
+				}
+				s.log.Debug("framing detected", "framing", s.rframe.String())
+				break
+			}
+		}
+	}
+	if s.rframe == FramingLine {
+		return s.in.readLine()
+	}
+	return s.in.readHeaderFrame()
+}
+
+// sending is the Conn's OnSend hook: it notes the response about to be
+// written (nil for a request or notification).
+func (s *Stream) sending(_ *jsonrpc2.Request, resp *jsonrpc2.Response) { s.reply = resp }
+
 // WriteObject writes one message in the stream's framing. Before the framing
 // is detected it waits.
 func (s *Stream) WriteObject(obj any) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
+	var data []byte
+	if r := s.reply; r != nil && r.Error == nil && r.Result != nil && r.Meta == nil {
+		// A result as Conn.Reply encoded it, framed without encoding it
+		// again: json.Marshal of the Conn's message would check and copy
+		// the result three more times, most of a large listing's time.
+		// (The Conn calls its OnSend hooks right before WriteObject.)
+		id, _ := r.ID.MarshalJSON()
+		data = make([]byte, 0, len(*r.Result)+len(id)+32)
+		data = append(append(append(data, `{"id":`...), id...), `,"result":`...)
+		data = append(append(data, *r.Result...), `,"jsonrpc":"2.0"}`...)
+	} else {
+		var err error
+		if data, err = json.Marshal(obj); err != nil {
+			return err
+		}
 	}
+	s.reply = nil
 	return s.writeFrame(data)
+}
+
+// Framing returns the framing in use, FramingAuto until it is detected.
+func (s *Stream) Framing() Framing {
+	select {
+	case <-s.detected:
+		return s.wframe
+	default:
+		return FramingAuto
+	}
+}
+
+func (s *Stream) setFraming(f Framing) {
+	s.rframe = f
+	s.wframe = f
+	close(s.detected)
+}
+
+// writeFrame sends data as one frame, in one Write: the pipe never sees half
+// a frame interleaved with anything else.
+func (s *Stream) writeFrame(data []byte) error {
+	select {
+	case <-s.detected:
+	case <-s.closed:
+		return jsonrpc2.ErrClosed
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	select {
+	case <-s.closed:
+		return jsonrpc2.ErrClosed
+	default:
+	}
+	var b []byte
+	if s.wframe == FramingHeader {
+		b = append(appendHeader(make([]byte, 0, len(data)+32), len(data)), data...)
+	} else {
+		b = append(data, '\n')
+	}
+	if s.opts.Trace != nil {
+		s.opts.Trace(false, data)
+	}
+	_, err := s.rwc.Write(b)
+	if err != nil {
+		// EPIPE and its kin: nobody will read an answer again.
+		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
+	}
+	return err
 }
 
 // Broken is closed once a write has failed (the peer closed its end of the

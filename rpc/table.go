@@ -31,12 +31,11 @@ type Method struct {
 	Errors []ErrorCode
 
 	call func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
-	// ordered answers are never sent after a sessionsChanged that is newer
-	// than they are (see handler.serve).
+	// ordered answers are never sent after a sessionsChanged that went out
+	// while they were being made (see handler.order).
 	ordered bool
-	// acts marks a method that changes the state dir: once it has acted,
-	// its answer says what it did even if it was cancelled meanwhile.
-	acts bool
+	// quick methods answer from memory at once (see inflight.quick).
+	quick bool
 }
 
 // Notification describes one notification of the protocol.
@@ -73,25 +72,25 @@ var Methods = []Method{
 		"Judges one session afresh (never from the cache) and says whether the IDE may resume it without asking.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorRequestCancelled},
 		(*Server).canResume),
-	acts(method(MethodReclaimStale,
+	method(MethodReclaimStale,
 		"Removes the lock files of stale holders (never live or unknown ones) in the named sessions, or in all of them.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorRequestCancelled},
-		(*Server).reclaimStale)),
-	acts(method(MethodForceResume,
+		(*Server).reclaimStale),
+	method(MethodForceResume,
 		"Removes the holders' lock files of one session, after the user chose to take it over; with terminate, first asks the processes proven to hold it to exit.",
 		[]ErrorCode{ErrorInvalidParams, ErrorSessionNotFound, ErrorStateDir, ErrorFileOp, ErrorSessionBusy, ErrorSessionChanged, ErrorRequestCancelled},
-		(*Server).forceResume)),
-	method(MethodStatus,
+		(*Server).forceResume),
+	quick(method(MethodStatus,
 		"Reports the server's version, state directory, watcher, cache and platform.",
 		nil,
-		(*Server).status),
-	method(MethodDiscover,
+		(*Server).status)),
+	quick(method(MethodDiscover,
 		"Returns the OpenRPC document describing this protocol, as `sessionlocks schema` prints it (generated into schema/ by `make schema`).",
 		nil,
 		func(*Server, context.Context, *StatusParams) (*json.RawMessage, error) {
 			doc := json.RawMessage(schema.OpenRPC)
 			return &doc, nil
-		}),
+		})),
 }
 
 // Notifications is the notification table.
@@ -141,9 +140,9 @@ func ordered(m Method) Method {
 	return m
 }
 
-// acts marks m as a method that changes the state dir.
-func acts(m Method) Method {
-	m.acts = true
+// quick marks m as a method that answers from memory at once.
+func quick(m Method) Method {
+	m.quick = true
 	return m
 }
 

@@ -19,9 +19,7 @@ package rpc
 // recomputed for the masked body, so the golden files stay exact frames.
 //
 // Requests are handled one at a time (Options.sequential) so the answers
-// come in a fixed order; concurrency has its own tests. listSessions
-// versions are "v-1", "v-2", ... (Options.versionNonce), so that a request
-// can name the version of an earlier answer.
+// come in a fixed order; concurrency has its own tests.
 //
 // go test ./rpc/ -run Transcript -update rewrites the -- out -- sections.
 
@@ -109,10 +107,9 @@ func runTranscript(t *testing.T, file string) {
 		return nil
 	})
 	opts := Options{
-		Engine:       sessionlocks.New(sessionlocks.Options{StateDir: stateDir, Logger: discardLog}),
-		Logger:       discardLog,
-		sequential:   true,
-		versionNonce: "v",
+		Engine:     sessionlocks.New(sessionlocks.Options{StateDir: stateDir, Logger: discardLog}),
+		Logger:     discardLog,
+		sequential: true,
 	}
 	for _, line := range strings.Split(string(ar.Comment), "\n") {
 		if v, ok := strings.CutPrefix(line, "! max-message-size "); ok {

@@ -126,7 +126,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			log.Warn("not watching for changes; sessionsChanged will not be sent", "error", err)
 		} else {
 			opts.Watcher = w
-			relaxStartupGC(w.Started())
 		}
 	}
 

@@ -237,7 +237,7 @@ func TestServeForceResumeTerminates(t *testing.T) {
 	if err := s.client.Call(ctx, rpc.MethodForceResume, map[string]any{"sessionId": "live-2", "terminate": true, "graceMs": 5000}, &fr); err != nil {
 		t.Fatal(err)
 	}
-	if len(fr.Terminated) != 1 || fr.Terminated[0] != live.Process.Pid || fr.Session.State != rpc.SessionFree {
+	if len(fr.Exited) != 1 || fr.Exited[0] != live.Process.Pid || fr.Session.State != rpc.SessionFree {
 		t.Errorf("forceResume: %+v", fr)
 	}
 	select {

@@ -80,7 +80,7 @@ func TestLiveSession(t *testing.T) {
 	if holder.LockFile != h.Lock || holder.HoldFile != h.Hold {
 		t.Errorf("holder files %q, %q; want %q, %q", holder.LockFile, holder.HoldFile, h.Lock, h.Hold)
 	}
-	if !holder.WriterVerified || holder.Process == nil || !strings.Contains(holder.Process.Command, "@github/copilot-linux-") {
+	if holder.Owner == nil || holder.Process == nil || !strings.Contains(holder.Process.Command, "@github/copilot-linux-") {
 		t.Errorf("the real CLI was not recognised as the writer: %s", mustJSON(holder))
 	}
 	t.Logf("holder: %s", holder.Detail)
@@ -424,9 +424,9 @@ func TestForceResumeTerminate(t *testing.T) {
 	grace := 10000
 	var r rpc.ForceResumeResult
 	sc.call("forceResume", rpc.ForceResumeParams{SessionID: id, Terminate: true, GraceMs: &grace}, &r)
-	t.Logf("forceResume: terminated=%v removed=%d session %s", r.Terminated, len(r.Removed), describe(r.Session))
-	if len(r.Terminated) != 1 || r.Terminated[0] != p.PID {
-		t.Errorf("terminated %v, want [%d]", r.Terminated, p.PID)
+	t.Logf("forceResume: exited=%v removed=%d session %s", r.Exited, len(r.Removed), describe(r.Session))
+	if len(r.Exited) != 1 || r.Exited[0] != p.PID {
+		t.Errorf("exited %v, want [%d]", r.Exited, p.PID)
 	}
 	st, err := p.Wait(ctxLong(t))
 	if err != nil {

@@ -187,7 +187,7 @@ export interface ForceResumeParams {
    */
   graceMs?: number;
   /**
-   * Expect is the token of the canResume answer the user decided on. The session is then taken over only if every live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with -32005, the fresh canResume answer in data. Absent: every holder is removed, as the session is found.
+   * Expect is the token of the canResume answer the user decided on. The session is then taken over only if every live or unknown holder it has is one that answer named; if not, nothing is done and the request fails with -32005, the fresh canResume answer in data. A string that is not a token (the empty string included) is refused with -32602 before anything is judged. Absent or null: no precondition, every holder is removed, as the session is found.
    */
   expect?: string;
 }
@@ -215,10 +215,6 @@ export interface ForceResumeResult {
    * KeptOmitted counts the kept holders beyond the first 1,000 listed in kept; absent when none.
    */
   keptOmitted?: number;
-  /**
-   * Terminated are the process ids that exited after being signalled, the same as exited (kept for older clients).
-   */
-  terminated: number[];
   /**
    * Signalled are the process ids sent SIGTERM.
    */
@@ -302,10 +298,6 @@ export interface Holder {
    */
   cached: boolean;
   /**
-   * WriterVerified is true when the process is alive, recognisably the Copilot CLI and not younger than the lock (beyond the tolerance for clocks that disagree). It is evidence that the session is held, never a licence to signal the process: see owner.
-   */
-  writerVerified: boolean;
-  /**
    * Owner is the process proven to hold the session through this holder's files, the only process forceResume with terminate ever signals; present only for a live holder with such proof, and only in the answers that decide (canResume, forceResume): listings do not look for it.
    */
   owner?: Owner;
@@ -319,7 +311,7 @@ export interface Holder {
  */
 export interface ListSessionsParams {
   /**
-   * IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session. Absent means every session.
+   * IDs restricts the answer to these sessions (ids or unique id prefixes); each must name one existing session. Absent or null means every session; an empty list means none (total 0), as reclaimStale's sessionIds does.
    */
   ids?: string[];
   /**
@@ -334,10 +326,6 @@ export interface ListSessionsParams {
    * Offset is how many sessions (after filtering, newest first) to skip; defaults to 0.
    */
   offset?: number;
-  /**
-   * Since asks for an answer that carries a version, and may be a delta: it is the version of an earlier answer (to any listSessions call) that the caller still holds, or "" for none. When the server still remembers that answer, sessions holds only the sessions that are not in it as they were, and delta says how to rebuild the whole list from the two. An unknown version (an earlier server's, or one forgotten) gets a whole answer. Absent: a whole answer without a version.
-   */
-  since?: string;
 }
 /**
  * ListSessionsResult is the result of listSessions.
@@ -352,30 +340,9 @@ export interface ListSessionsResult {
    */
   total: number;
   /**
-   * Sessions are the matching sessions, newest updatedAt first; in a delta, only those that are new or changed.
+   * Sessions are the matching sessions, newest updatedAt first.
    */
   sessions: Session[];
-  /**
-   * Version names this answer, for a later call's since; present only when this call passed since. An answer with the same list as the one named by since keeps its version.
-   */
-  version?: string;
-  /**
-   * Delta is present when this answer is relative to the earlier answer named by since.
-   */
-  delta?: ListingDelta;
-}
-/**
- * ListingDelta tells how to rebuild a whole listSessions answer from the earlier answer it is relative to (base) and its own sessions (fresh).
- */
-export interface ListingDelta {
-  /**
-   * Since is the version of base, as the call passed it.
-   */
-  since: string;
-  /**
-   * Order lists the steps that build the whole list, in order: a negative -k takes the next k sessions of fresh, and a pair start, count takes the count sessions of base that begin at index start (count is never 0). For example [-1, 0, 9] is one fresh session followed by the first 9 of base.
-   */
-  order: number[];
 }
 /**
  * NotSignalled is a holder forceResume with terminate did not signal.
@@ -467,7 +434,7 @@ export interface ReclaimFailure {
  */
 export interface ReclaimStaleParams {
   /**
-   * SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent means every session, and an empty list none.
+   * SessionIDs restricts reclaiming to these sessions (ids or unique id prefixes); absent or null means every session, and an empty list none.
    */
   sessionIds?: string[];
   /**
@@ -499,6 +466,10 @@ export interface ReclaimStaleResult {
    * Totals count the holders reclaimed, kept and failed; each list above holds at most the first 1,000.
    */
   totals: ReclaimTotals;
+  /**
+   * DryRun is true when the call asked for a dry run: nothing was removed, and reclaimed says what would have been. Absent otherwise.
+   */
+  dryRun?: boolean;
 }
 /**
  * ReclaimTotals count what reclaimStale did, listed or not.

@@ -18,10 +18,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,7 +71,7 @@ func run(root string, check bool) error {
 		return err
 	}
 	var stale []string
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		path := filepath.Join(root, "schema", name)
 		old, _ := os.ReadFile(path)
 		if bytes.Equal(old, files[name]) {
@@ -116,12 +118,6 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	defs := jsonschema.Definitions{}
-	// Params are closed (the server rejects unknown fields); results and
-	// notifications are open so that a client validating them keeps working
-	// when a later server adds fields, as the contract allows.
-	closed := reflector(comments, false)
-	open := reflector(comments, true)
-
 	doc := openRPC{
 		OpenRPC: "1.3.2",
 		Info: info{
@@ -137,65 +133,9 @@ func generate(root string) (map[string][]byte, error) {
 	for _, e := range rpc.ErrorCodes {
 		doc.Components.Errors[e.Name] = errorObject{Code: e.Code, Message: e.Description}
 	}
-
-	for _, m := range rpc.Methods {
-		params, err := addType(defs, closed, m.Params)
-		if err != nil {
-			return nil, fmt.Errorf("method %s: %w", m.Name, err)
-		}
-		om := method{
-			Name:           m.Name,
-			Summary:        m.Summary,
-			ParamStructure: "by-name",
-			Params:         descriptors(defs[params]),
-			XParams:        ref(params),
-		}
-		result := contentDescriptor{Name: m.Name + "Result"}
-		if m.Name == discoverMethod {
-			result.Schema = &jsonschema.Schema{Ref: metaSchema}
-			result.Description = "The OpenRPC document describing this server: this document."
-		} else {
-			name, err := addType(defs, open, m.Result)
-			if err != nil {
-				return nil, fmt.Errorf("method %s: %w", m.Name, err)
-			}
-			result.Name = name
-			result.Schema = ref(name)
-			result.Description = defs[name].Description
-		}
-		om.Result = &result
-		for _, e := range m.Errors {
-			if _, ok := doc.Components.Errors[e.Name]; !ok {
-				return nil, fmt.Errorf("method %s: error %s (%d) is not in rpc.ErrorCodes", m.Name, e.Name, e.Code)
-			}
-			om.Errors = append(om.Errors, errorRef{Ref: "#/components/errors/" + e.Name})
-		}
-		doc.Methods = append(doc.Methods, om)
-	}
-	for _, n := range rpc.Notifications {
-		r, sender := open, "server"
-		if n.FromClient {
-			r, sender = closed, "client"
-		}
-		params, err := addType(defs, r, n.Params)
-		if err != nil {
-			return nil, fmt.Errorf("notification %s: %w", n.Name, err)
-		}
-		doc.Methods = append(doc.Methods, method{
-			Name:           n.Name,
-			Summary:        n.Summary,
-			Description:    "A notification (no result, no reply), sent by the " + sender + ".",
-			ParamStructure: "by-name",
-			Params:         descriptors(defs[params]),
-			XParams:        ref(params),
-			XNotification:  true,
-			XSender:        sender,
-		})
-	}
-	if _, err := addType(defs, open, reflect.TypeFor[rpc.ErrorData]()); err != nil {
+	if err := addMethods(&doc, defs, comments); err != nil {
 		return nil, err
 	}
-
 	doc.Components.Schemas = defs
 	openrpcJSON, err := encode(doc)
 	if err != nil {
@@ -216,6 +156,71 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return map[string][]byte{"openrpc.json": openrpcJSON, "sessionlocks.schema.json": schemaJSON}, nil
+}
+
+// addMethods adds rpc's methods and notifications to doc, and their types
+// (and ErrorData) to defs. Params are closed (the server rejects unknown
+// fields); results and notifications are open so that a client validating
+// them keeps working when a later server adds fields, as the contract allows.
+func addMethods(doc *openRPC, defs jsonschema.Definitions, comments map[string]string) error {
+	closed := reflector(comments, false)
+	open := reflector(comments, true)
+	for _, m := range rpc.Methods {
+		params, err := addType(defs, closed, m.Params)
+		if err != nil {
+			return fmt.Errorf("method %s: %w", m.Name, err)
+		}
+		om := method{
+			Name:           m.Name,
+			Summary:        m.Summary,
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+		}
+		result := contentDescriptor{Name: m.Name + "Result"}
+		if m.Name == discoverMethod {
+			result.Schema = &jsonschema.Schema{Ref: metaSchema}
+			result.Description = "The OpenRPC document describing this server: this document."
+		} else {
+			name, err := addType(defs, open, m.Result)
+			if err != nil {
+				return fmt.Errorf("method %s: %w", m.Name, err)
+			}
+			result.Name = name
+			result.Schema = ref(name)
+			result.Description = defs[name].Description
+		}
+		om.Result = &result
+		for _, e := range m.Errors {
+			if _, ok := doc.Components.Errors[e.Name]; !ok {
+				return fmt.Errorf("method %s: error %s (%d) is not in rpc.ErrorCodes", m.Name, e.Name, e.Code)
+			}
+			om.Errors = append(om.Errors, errorRef{Ref: "#/components/errors/" + e.Name})
+		}
+		doc.Methods = append(doc.Methods, om)
+	}
+	for _, n := range rpc.Notifications {
+		r, sender := open, "server"
+		if n.FromClient {
+			r, sender = closed, "client"
+		}
+		params, err := addType(defs, r, n.Params)
+		if err != nil {
+			return fmt.Errorf("notification %s: %w", n.Name, err)
+		}
+		doc.Methods = append(doc.Methods, method{
+			Name:           n.Name,
+			Summary:        n.Summary,
+			Description:    "A notification (no result, no reply), sent by the " + sender + ".",
+			ParamStructure: "by-name",
+			Params:         descriptors(defs[params]),
+			XParams:        ref(params),
+			XNotification:  true,
+			XSender:        sender,
+		})
+	}
+	_, err := addType(defs, open, reflect.TypeFor[rpc.ErrorData]())
+	return err
 }
 
 // docComments reads the doc comments of rpc's types and fields, keyed as
@@ -325,15 +330,6 @@ func encode(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // The OpenRPC 1.3 document, as much of it as this server uses.

@@ -54,6 +54,12 @@ func wireHolder(h sessionlocks.Holder) Holder {
 	if h.Verdict == sessionlocks.Live && h.Owner == nil {
 		w.NoOwner = h.NoOwner
 	}
+	if l := h.Launcher; l != nil && h.Verdict == sessionlocks.Live {
+		w.Launcher = &Launcher{PID: l.PID, Command: l.Command, Alive: l.Alive}
+	}
+	if h.Verdict == sessionlocks.Live {
+		w.Orphaned, w.Terminal = h.Orphaned, h.Terminal
+	}
 	return w
 }
 
@@ -107,7 +113,7 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 		Conflict:       s.Conflict,
 		Holders:        wireHolders(s.Holders),
 		HoldersOmitted: s.HoldersOmitted,
-		Message:        resumeMessage(s, now),
+		Message:        s.Message(now),
 		Token:          s.Token(),
 	}
 }

@@ -95,6 +95,26 @@ type Holder struct {
 	Owner *Owner `json:"owner,omitempty"`
 	// NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
 	NoOwner string `json:"noOwner,omitempty"`
+	// Launcher is the process that started a live holder (above the CLI's own loader, npm-loader.js or copilot.cmd), as
+	// far as it can be known; absent for holders that are not live, and when it cannot be known (the holder had already
+	// been handed to another parent when the server first saw it).
+	Launcher *Launcher `json:"launcher,omitempty"`
+	// Orphaned is true when a live holder was left running after its launcher went and has no controlling terminal
+	// (on Windows the terminal is not read): nobody is attached to it. Absent for holders that are not live, and when
+	// the holder's parent cannot be read.
+	Orphaned *bool `json:"orphaned,omitempty"`
+	// Terminal is a live holder's controlling terminal (pts/3, ttys004); absent when it has none.
+	Terminal string `json:"terminal,omitempty"`
+}
+
+// Launcher is the process that started a live holder.
+type Launcher struct {
+	// PID is its process id.
+	PID int `json:"pid"`
+	// Command is its command line, clipped to about 80 characters.
+	Command string `json:"command"`
+	// Alive is false once the process that started the holder has exited (a process that reused its pid is not it).
+	Alive bool `json:"alive"`
 }
 
 // Owner is the process proven to hold a session: the kernel ties it to the session's own files (the exclusive flock on

@@ -43,7 +43,7 @@ func toWireError(err error) error {
 	case errors.Is(err, sessionlocks.ErrBusy):
 		return newError(CodeSessionBusy, err.Error(), nil)
 	case errors.As(err, &ce):
-		e := &Error{Code: CodeSessionChanged, Message: "session changed: " + resumeMessage(ce.Session, time.Now()) + " Nothing was done; ask again with the answer in data."}
+		e := &Error{Code: CodeSessionChanged, Message: "session changed: " + ce.Session.Message(time.Now()) + " Nothing was done; ask again with the answer in data."}
 		e.SetError(wireCanResume(ce.Session, time.Now()))
 		return e
 	case errors.Is(err, sessionlocks.ErrInvalidID):

@@ -140,7 +140,7 @@ func explainSession(e *sessionlocks.Engine, s sessionlocks.Session, now time.Tim
 		StateDirExists: e.Status().StateDirExists,
 		Session:        rpc.WireSession(s),
 		CanResume:      s.State.CanResume(),
-		Message:        rpc.ResumeMessage(s, now),
+		Message:        s.Message(now),
 		Holders:        make([]explainedHolder, 0, len(s.Holders)),
 	}
 	stale := 0

@@ -13,10 +13,11 @@ package sessionlocks
 //	openDirStat(dir) dirStat               lstat's names in one directory
 //	openDirNoFollow(dir) (*os.File, error) opens a directory for listing, never through a link
 //	openOpLockFile(stateDir, id)           open (creating) the CLI's operation lock file of a session (oplock_*.go)
-//	readRegular(path, limit) ([]byte, fileID, error)  read a small regular file, never through a link, never blocking
+//	openNoFollow(path) (*os.File, fileID, error)  open a regular file to read, never through a link, never blocking
 
 import (
 	"errors"
+	"io"
 	"time"
 )
 
@@ -118,3 +119,15 @@ func reached(step removalStep, path string) {
 // directory was made or found and before it is opened: where it could be
 // swapped for a link.
 var testHookOpLockDir func(path string)
+
+// readRegular reads up to limit bytes of a regular file, never through a
+// final symlink and never blocking on a FIFO (openNoFollow).
+func readRegular(path string, limit int64) ([]byte, fileID, error) {
+	f, id, err := openNoFollow(path)
+	if err != nil {
+		return nil, id, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit))
+	return b, id, err
+}

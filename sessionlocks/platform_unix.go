@@ -34,33 +34,16 @@ func statToID(st *unix.Stat_t) fileID {
 	return id
 }
 
-// lstatID is os.Lstat without the FileInfo, which a scan would allocate
-// once per session for the two fields it uses.
-func lstatID(path string) (fileID, error) { return statAsID(path, false) }
-
-// statID is stat (following symlinks), as a fileID.
-func statID(path string) (fileID, error) { return statAsID(path, true) }
-
-// statAsID calls stat or lstat directly, not through a func value, which
-// would move st to the heap.
-func statAsID(path string, follow bool) (fileID, error) {
+// lstatID is lstat as a fileID.
+func lstatID(path string) (fileID, error) {
 	var st unix.Stat_t
 	for {
-		var err error
-		if follow {
-			err = unix.Stat(path, &st)
-		} else {
-			err = unix.Lstat(path, &st)
-		}
+		err := unix.Lstat(path, &st)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			op := "lstat"
-			if follow {
-				op = "stat"
-			}
-			return fileID{}, &os.PathError{Op: op, Path: path, Err: err}
+			return fileID{}, &os.PathError{Op: "lstat", Path: path, Err: err}
 		}
 		return statToID(&st), nil
 	}
@@ -133,55 +116,28 @@ func signalZero(pid int) error { return unix.Kill(pid, 0) }
 
 func isNoSuchProcess(err error) bool { return err == unix.ESRCH }
 
-// readRegular reads up to limit bytes of a regular file, never through a
-// final symlink and never blocking on a FIFO, with raw syscalls: an os.File
-// would add two (fcntl, and an epoll_ctl that fails for regular files) to
-// each of the 10,000 reads of a cold scan. One read of the size fstat gave,
-// plus a byte, sees the end; a file growing meanwhile is read on to limit.
-func readRegular(path string, limit int64) ([]byte, fileID, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// openNoFollow opens a regular file for reading, never through a final
+// symlink and never blocking on a FIFO; its identity comes from the open
+// file.
+func openNoFollow(path string) (*os.File, fileID, error) {
+	fd, err := openNoIntr(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
 		if err == unix.ELOOP {
 			return nil, fileID{}, errNotRegular
 		}
 		return nil, fileID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
-	return readRegularFd(fd, path, limit, nil)
-}
-
-// readRegularFd is readRegular on an open descriptor, appending to b (which
-// it may reallocate).
-func readRegularFd(fd int, path string, limit int64, b []byte) ([]byte, fileID, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
 		return nil, fileID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	id := statToID(&st)
 	if !isRegular(id) {
+		unix.Close(fd)
 		return nil, id, errNotRegular
 	}
-	if int64(cap(b)) < min(id.size+1, limit) {
-		b = make([]byte, 0, min(id.size+1, limit))
-	}
-	for int64(len(b)) < limit {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		want := int(min(int64(cap(b)), limit)) - len(b)
-		n, err := unix.Read(fd, b[len(b):len(b)+want])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, id, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		b = b[:len(b)+n]
-		if n < want { // a regular file reads short only at its end
-			break
-		}
-	}
-	return b, id, nil
+	return os.NewFile(uintptr(fd), path), id, nil
 }
 
 // openNoIntr is openat, retried on EINTR; a created file gets mode 0o644.

@@ -6,7 +6,6 @@ package sessionlocks
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -151,45 +150,6 @@ func unlockFile(f *os.File) {
 // terminate is not offered on Windows: there is no SIGTERM, and
 // TerminateProcess would kill the CLI without letting it save its session.
 func terminate(pid int) error { return errors.ErrUnsupported }
-
-func readRegular(path string, limit int64) ([]byte, fileID, error) {
-	f, id, err := openNoFollow(path)
-	if err != nil {
-		return nil, id, err
-	}
-	defer f.Close()
-	b := make([]byte, 0, min(id.size+1, limit))
-	b, err = readUpTo(f, b, limit)
-	return b, id, err
-}
-
-func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
-	for int64(len(b)) < limit {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		want := int(min(int64(cap(b)), limit)) - len(b)
-		n, err := r.Read(b[len(b) : len(b)+want])
-		b = b[:len(b)+n]
-		// A regular file reads short only at its end: no second read to
-		// see EOF (one syscall per session on a cold scan).
-		if err == io.EOF || n < want {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-	return b, nil
-}
-
-func statID(path string) (fileID, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileID{}, err
-	}
-	return fileIDOf(fi), nil
-}
 
 // fileTypeBits keeps only the type bits of a mode, the part of identity that
 // says "regular file" vs "FIFO".

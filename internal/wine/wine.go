@@ -15,8 +15,11 @@ const (
 	Symlink Gap = "CreateSymbolicLink reports success and makes no link"
 	// ExitedVisible: a process that exited stays visible to OpenProcess for up to about a second.
 	ExitedVisible Gap = "an exited process stays visible for up to ~1 s"
-	// OpenDirDeleted: a directory deleted while a handle to it is open stays in place.
-	OpenDirDeleted Gap = "a directory deleted while open stays"
+	// DeleteWhileOpen: a file or directory deleted while another handle has it open stays in its directory
+	// until that handle closes (Wine has no POSIX delete semantics, which Windows 10 uses and Go asks for), so
+	// the directory cannot be removed meanwhile, and a watcher that holds a deleted directory open never sees
+	// it go.
+	DeleteWhileOpen Gap = "a file or directory deleted while open stays until its last handle closes"
 	// PendingDelete: a file pending deletion (still open elsewhere) can be re-created under its name, and the
 	// new file is then deleted when the old one's last handle closes; Windows refuses the re-create.
 	PendingDelete Gap = "a file pending deletion can be re-created, and the new one is then deleted"

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 	"golang.org/x/sys/windows"
 )
 
@@ -51,8 +52,9 @@ func pathIdentity(path string) (dev, ino uint64, err error) {
 	return fileIdentity(h)
 }
 
-// openNoFollow opens a regular file for reading; links (reparse points) and
-// anything that is not a disk file are refused.
+// openNoFollow opens a regular file for reading, with every share mode (the
+// CLI may rename or delete it meanwhile); links (reparse points) and anything
+// that is not a disk file are refused.
 func openNoFollow(path string) (*os.File, fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -62,7 +64,7 @@ func openNoFollow(path string) (*os.File, fileID, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, id, errNotRegular
 	}
-	f, err := os.Open(path)
+	f, err := shareopen.Open(path)
 	if err != nil {
 		return nil, id, err
 	}

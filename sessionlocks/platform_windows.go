@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -254,13 +255,34 @@ func readUpTo(r io.Reader, b []byte, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// statID is os.Stat as a fileID, for the state dir (its only use), which must
+// be a directory. A file where it or a parent should be reads "not found" on
+// Windows (ERROR_PATH_NOT_FOUND, which is also Windows's ENOTDIR), and the
+// state dir would be taken for missing, its sessions for none: here it is
+// "not a directory", as on Unix, and not fs.ErrNotExist.
 func statID(path string) (fileID, error) {
 	fi, err := os.Stat(path)
-	if err != nil {
+	switch {
+	case err == nil && !fi.IsDir():
+		return fileIDOf(fi), &os.PathError{Op: "open", Path: path, Err: errFileInPlace}
+	case errors.Is(err, fs.ErrNotExist):
+		for p := filepath.Dir(path); p != filepath.Dir(p); p = filepath.Dir(p) {
+			if fi, serr := os.Stat(p); serr == nil {
+				if !fi.IsDir() {
+					err = &os.PathError{Op: "open", Path: p, Err: errFileInPlace}
+				}
+				break
+			}
+		}
+		return fileID{}, err
+	case err != nil:
 		return fileID{}, err
 	}
 	return fileIDOf(fi), nil
 }
+
+// errFileInPlace: a file stands where a directory should be.
+var errFileInPlace = errors.New("not a directory")
 
 // fileTypeBits keeps only the type bits of a mode, the part of identity that
 // says "regular file" vs "FIFO".

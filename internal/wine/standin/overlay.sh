@@ -16,7 +16,7 @@ out=$1
 want=go1.26
 version=$(go env GOVERSION)
 case $version in
-$want | $want.*) ;;
+"$want" | "$want".*) ;;
 *)
   echo "internal/wine/standin/overlay.sh: written for $want, the toolchain is $version: check whether Go still" \
     "needs FileDispositionInformationEx in os.RemoveAll and whether the Wine here answers it, then update or delete" \

@@ -23,6 +23,9 @@ const (
 	// PendingDelete: a file pending deletion (still open elsewhere) can be re-created under its name, and the
 	// new file is then deleted when the old one's last handle closes; Windows refuses the re-create.
 	PendingDelete Gap = "a file pending deletion can be re-created, and the new one is then deleted"
+	// PosixRename: a rename with POSIX semantics (FileRenameInfoEx), which replaces a file others have open
+	// with FILE_SHARE_DELETE, is not implemented.
+	PosixRename Gap = "no rename with POSIX semantics (FileRenameInfoEx)"
 	// RestartManager: the Restart Manager (rstrtmgr.dll) is a stub that names no process.
 	RestartManager Gap = "the Restart Manager is a stub"
 )

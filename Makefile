@@ -23,7 +23,7 @@ BIN       := bin/sessionlocks
 # (npm/test/schema.test.mjs) fails when the two lists disagree.
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build run test test-go test-node bench ci race fmt vet test-compile cross npm release reproducible actionlint schema test-realcli clean
+.PHONY: all build run test test-go test-node test-windows bench ci race fmt vet test-compile cross npm release reproducible actionlint schema test-realcli clean
 
 all: build
 
@@ -39,6 +39,12 @@ test: test-go test-node
 
 test-go: build
 	$(GO) test -count=1 ./...
+
+# test-windows: every package's tests, built for windows/amd64 and run under Wine here (see internal/wine/test-windows:
+# it installs wine and mingw when missing and run as root, keeps its Wine prefix under bin/wine, and lists every test
+# that skips itself under Wine with why). ARGS go to every test binary (ARGS=-test.run=TestX), PKGS picks packages.
+test-windows:
+	internal/wine/test-windows $(ARGS)
 
 npm/node_modules: npm/package.json npm/package-lock.json
 	cd npm && $(NPM) ci --no-audit --no-fund

@@ -6,6 +6,7 @@ package sessionlocks
 import (
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -129,6 +130,9 @@ func youngPID(f *facts) string {
 func goneText(p procInfo) string {
 	switch p.state {
 	case procZombie:
+		if runtime.GOOS == "windows" {
+			return "has exited (a handle another process holds keeps its pid)"
+		}
 		return "has exited (a zombie its parent has not reaped yet)"
 	case procThread:
 		return "is not a process but a thread" + threadOf(p) + ", so no process has it"

@@ -3,6 +3,8 @@ package sessionlocks
 // The Engine: its options, construction, and the facts status reports.
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -167,6 +169,22 @@ func (e *Engine) Status() Status {
 func (e *Engine) Invalidate(ids ...string) { e.caches.drop(ids...) }
 
 func stateDirExists(dir string) bool {
-	fi, err := os.Stat(dir)
-	return err == nil && fi.IsDir()
+	id, err := statID(dir)
+	return err == nil && id.mode == uint32(fs.ModeDir)
+}
+
+// checkStateDir says whether the state dir is there to read: nil, an error
+// wrapping fs.ErrNotExist when it is missing, else a *StateDirError (a
+// file in its place: on Windows that reads "not found" unless asked so).
+func (e *Engine) checkStateDir() error {
+	id, err := statID(e.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return err
+	case err != nil:
+		return &StateDirError{Path: e.dir, Err: err}
+	case id.mode != uint32(fs.ModeDir):
+		return &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+	}
+	return nil
 }

@@ -9,11 +9,12 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 )
 
 // ListOptions select what List returns.
@@ -104,10 +105,18 @@ func (e *Engine) readSessions(ctx context.Context, ids []string, all bool) ([]Se
 // sessionIDs lists the state dir's entries that may be sessions: valid ids
 // of directories (never of links). A missing state dir is no sessions.
 func (e *Engine) sessionIDs() ([]string, error) {
-	ents, err := os.ReadDir(e.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	if err := e.checkStateDir(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
 	}
+	d, err := shareopen.Open(e.dir)
+	if err != nil {
+		return nil, &StateDirError{Path: e.dir, Err: err}
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, &StateDirError{Path: e.dir, Err: err}
 	}

@@ -8,7 +8,7 @@ package sessionlocks
 // descriptor holding its exclusive flock; for a CLI that writes no .hold,
 // the session's session.db.
 //
-// What the real CLIs give (observed with 1.0.45 to 1.0.102): 1.0.89 and
+// What the real CLIs give (observed with 1.0.45 to 1.0.102): 1.0.88 and
 // later flock inuse.<pid>.hold for their whole life; 1.0.45 and 1.0.65 keep
 // session.db open (locked only during writes); 1.0.85 keeps nothing in the
 // session directory open, so nothing proves which process holds its

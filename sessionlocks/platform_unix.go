@@ -205,3 +205,13 @@ func openDirNoFollow(dir string) (*os.File, error) {
 // pidGone reports that no process or thread has pid (kill(pid, 0) fails
 // with ESRCH); false when one may.
 func pidGone(pid int) bool { return signalZero(pid) == unix.ESRCH }
+
+// statID is stat (following links) as a fileID: the state dir's, which
+// may be a link (the user's ~/.copilot kept elsewhere).
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return statToID(&st), nil
+}

@@ -6,9 +6,11 @@ package sessionlocks
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 	"golang.org/x/sys/windows"
 )
 
@@ -49,8 +51,9 @@ func pathIdentity(path string) (dev, ino uint64, err error) {
 	return fileIdentity(h)
 }
 
-// openNoFollow opens a regular file for reading; links (reparse points) and
-// anything that is not a disk file are refused.
+// openNoFollow opens a regular file for reading, with every share mode (the
+// CLI may rename or delete it meanwhile); links (reparse points) and anything
+// that is not a disk file are refused.
 func openNoFollow(path string) (*os.File, fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -60,7 +63,7 @@ func openNoFollow(path string) (*os.File, fileID, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, id, errNotRegular
 	}
-	f, err := os.Open(path)
+	f, err := shareopen.Open(path)
 	if err != nil {
 		return nil, id, err
 	}
@@ -151,6 +154,35 @@ func unlockFile(f *os.File) {
 // TerminateProcess would kill the CLI without letting it save its session.
 func terminate(pid int) error { return errors.ErrUnsupported }
 
+// statID is os.Stat as a fileID, for the state dir (its only use), which must
+// be a directory. A file where it or a parent should be reads "not found" on
+// Windows (ERROR_PATH_NOT_FOUND, which is also Windows's ENOTDIR), and the
+// state dir would be taken for missing, its sessions for none: here it is
+// "not a directory", as on Unix, and not fs.ErrNotExist.
+func statID(path string) (fileID, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fileIDOf(fi), &os.PathError{Op: "open", Path: path, Err: errFileInPlace}
+	case errors.Is(err, fs.ErrNotExist):
+		for p := filepath.Dir(path); p != filepath.Dir(p); p = filepath.Dir(p) {
+			if fi, serr := os.Stat(p); serr == nil {
+				if !fi.IsDir() {
+					err = &os.PathError{Op: "open", Path: p, Err: errFileInPlace}
+				}
+				break
+			}
+		}
+		return fileID{}, err
+	case err != nil:
+		return fileID{}, err
+	}
+	return fileIDOf(fi), nil
+}
+
+// errFileInPlace: a file stands where a directory should be.
+var errFileInPlace = errors.New("not a directory")
+
 // fileTypeBits keeps only the type bits of a mode, the part of identity that
 // says "regular file" vs "FIFO".
 func fileTypeBits(m os.FileMode) uint32 {
@@ -171,7 +203,7 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: errNotDir}
 	}
-	return os.Open(dir)
+	return shareopen.Open(dir)
 }
 
 // dirStat lstat's names in one directory, by path.

@@ -38,16 +38,27 @@ func readProc(pid int) procInfo {
 	}
 	info.state = procAlive
 	if p, err := process.NewProcess(int32(pid)); err == nil {
-		if argv, err := p.CmdlineSlice(); err == nil {
-			info.argv = argv
-		} else {
-			info.err = fmt.Errorf("reading the command line of pid %d: %w", pid, err)
-		}
+		info.argv, info.err = cmdline(p)
 		if pp, err := p.Ppid(); err == nil {
 			info.ppid = int(pp)
 		}
 	}
 	return info
+}
+
+// cmdline is p's command line split as Windows splits it. gopsutil's
+// CmdlineSlice is not used: a command line it reads empty (the process exited
+// meanwhile, or was started without one) it hands to CommandLineToArgv, which
+// answers an empty string with the path of the calling program, the sidecar.
+func cmdline(p *process.Process) ([]string, error) {
+	line, err := p.Cmdline()
+	if err == nil && line == "" {
+		err = errors.New("it reads empty")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the command line of pid %d: %w", p.Pid, err)
+	}
+	return windows.DecomposeCommandLine(line)
 }
 
 func bootTime() (time.Time, error) {

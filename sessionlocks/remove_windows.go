@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 	"golang.org/x/sys/windows"
 )
 
@@ -61,7 +62,7 @@ func (rm remover) restore(from, to string) error {
 func (rm remover) unlink(name string) error { return os.Remove(filepath.Join(rm.dir, name)) }
 
 func (rm remover) names() ([]string, error) {
-	f, err := os.Open(rm.dir)
+	f, err := shareopen.Open(rm.dir)
 	if err != nil {
 		return nil, err
 	}

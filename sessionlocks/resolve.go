@@ -33,8 +33,10 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if isSessionDir(filepath.Join(e.dir, id)) {
 		return id, nil
 	}
-	if _, err := os.Stat(e.dir); errors.Is(err, fs.ErrNotExist) {
+	if err := e.checkStateDir(); errors.Is(err, fs.ErrNotExist) {
 		return "", &NotFoundError{ID: id, Dir: e.dir, NoDir: true}
+	} else if err != nil {
+		return "", err
 	}
 	ids, err := e.sessionIDs()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -107,10 +106,8 @@ func (e *Engine) judgeSession(ctx context.Context, id string, how scan, visit fu
 // wrong (not a directory, unreadable); a session that vanished or is not a
 // directory is no session.
 func (e *Engine) sessionDirErr(dir string, err error) error {
-	if fi, serr := os.Stat(e.dir); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
-		return &StateDirError{Path: e.dir, Err: serr}
-	} else if serr == nil && !fi.IsDir() {
-		return &StateDirError{Path: e.dir, Err: errors.New("not a directory")}
+	if serr := e.checkStateDir(); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
+		return serr
 	}
 	if errors.Is(err, errNotDir) || errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 )
 
 // cliClockTolerance is how much later than its lock a process that looks
@@ -55,7 +57,7 @@ func measureSkew(dir string) (time.Duration, error) {
 	rand.Read(r[:])
 	name := filepath.Join(dir, ".sessionlocks-clock-"+hex.EncodeToString(r[:]))
 	before := time.Now()
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := shareopen.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
 	}

@@ -10,11 +10,20 @@ import (
 // Windows has no PID namespaces a desktop app runs in.
 func nestedPIDNamespace() bool { return false }
 
-// fsType: a UNC path (\\server\share) or a drive Windows calls remote is a
-// network share.
+// fsType: a UNC path (\\server\share, \\?\UNC\server\share) or a drive
+// Windows calls remote is a network share. \\?\C:\... and \\.\C:\... (the
+// long-path and device forms) are drive C:, and \\?\Volume{...}\ a local
+// volume: asked like any drive.
 func fsType(dir string) (string, bool, error) {
 	vol := filepath.VolumeName(dir)
-	if strings.HasPrefix(vol, `\\`) {
+	if p := strings.ReplaceAll(dir, "/", `\`); strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\\.\`) {
+		if strings.HasPrefix(strings.ToUpper(p[4:]), `UNC\`) {
+			return "smb", true, nil
+		}
+		if drive := filepath.VolumeName(p[4:]); drive != "" {
+			vol = drive
+		}
+	} else if strings.HasPrefix(vol, `\\`) {
 		return "smb", true, nil
 	}
 	root, err := windows.UTF16PtrFromString(vol + `\`)

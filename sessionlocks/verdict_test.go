@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/wine"
 )
 
 func TestVerdicts(t *testing.T) {
@@ -44,6 +46,7 @@ func TestVerdicts(t *testing.T) {
 			return want{Live, ReasonStarting, "may still be opening"}
 		}},
 		{"SIGKILLed new format", func(t *testing.T, sd, dir string) want {
+			wine.Skip(t, wine.ExitedVisible)
 			h := startHolder(t, sd, filepath.Base(dir))
 			h.killAndReap()
 			pastSettle(t)
@@ -58,6 +61,7 @@ func TestVerdicts(t *testing.T) {
 			return want{Stale, ReasonProcessExited, "is not running"}
 		}},
 		{"SIGKILLed old format", func(t *testing.T, sd, dir string) want {
+			wine.Skip(t, wine.ExitedVisible)
 			h := startHolder(t, sd, filepath.Base(dir), "--old")
 			h.killAndReap()
 			pastSettle(t)
@@ -104,6 +108,7 @@ func TestVerdicts(t *testing.T) {
 			return want{Live, ReasonStarting, "may still be opening"}
 		}},
 		{"dead pid", func(t *testing.T, sd, dir string) want {
+			wine.Skip(t, wine.ExitedVisible)
 			writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 			return want{Stale, ReasonProcessExited, "is not running"}
 		}},
@@ -133,6 +138,7 @@ func TestVerdicts(t *testing.T) {
 			return want{Unknown, ReasonUnprobeable, "FIFO"}
 		}},
 		{"symlink named like a lock", func(t *testing.T, sd, dir string) want {
+			wine.Skip(t, wine.Symlink)
 			target := filepath.Join(t.TempDir(), "elsewhere")
 			os.WriteFile(target, []byte("1\n"), 0o644)
 			if err := os.Symlink(target, filepath.Join(dir, "inuse.4243.lock")); err != nil {

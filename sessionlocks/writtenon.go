@@ -7,7 +7,6 @@ package sessionlocks
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -44,7 +43,7 @@ func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
 		return prev.writtenOn
 	}
 	w.events = id
-	f, err := os.Open(path)
+	f, _, err := openNoFollow(path)
 	if err != nil {
 		return w
 	}

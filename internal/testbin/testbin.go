@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 )
@@ -31,9 +32,23 @@ func Exe(name string) string {
 	return name
 }
 
+// ProgramsEnv names a directory of this module's programs prebuilt for the
+// system the tests run on (sessionlocks.exe, copilot.exe), which Build copies
+// instead of building: under Wine (`make test-windows`) no go command builds
+// for Windows.
+const ProgramsEnv = "SESSIONLOCKS_TEST_PROGRAMS"
+
 // Build builds the package at pkg (an import path below Module, such as
-// "cmd/sessionlocks") into the executable file out.
+// "cmd/sessionlocks") into the executable file out, or copies it from
+// $SESSIONLOCKS_TEST_PROGRAMS.
 func Build(out, pkg string) error {
+	if dir := os.Getenv(ProgramsEnv); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, Exe(path.Base(pkg))))
+		if err != nil {
+			return fmt.Errorf("%s=%s: %w", ProgramsEnv, dir, err)
+		}
+		return os.WriteFile(out, b, 0o755)
+	}
 	cmd := exec.Command(Go(), "build", "-o", out, Module+"/"+pkg)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)

@@ -66,20 +66,21 @@ func benchWatcher(b *testing.B, dir string, mode Mode, interval time.Duration) (
 	return w, ch, stop
 }
 
-// await returns when a change shows session id in state st.
-func await(b *testing.B, ch <-chan stamped, id string, st sessionlocks.State) time.Time {
+// await returns when a change shows session id as wanted: locked (with a
+// holder), free, or in a state.
+func await(b *testing.B, ch <-chan stamped, id string, want string) time.Time {
 	b.Helper()
 	timeout := time.After(waitTimeout)
 	for {
 		select {
 		case s := <-ch:
 			for _, x := range s.c.Changed {
-				if x.ID == id && x.State == st {
+				if x.ID == id && (want == "locked" && len(x.Holders) > 0 || want == string(x.State)) {
 					return s.at
 				}
 			}
 		case <-timeout:
-			b.Fatalf("no notification of %s becoming %s within %v", id, st, waitTimeout)
+			b.Fatalf("no notification of %s becoming %s within %v", id, want, waitTimeout)
 		}
 	}
 }
@@ -114,12 +115,12 @@ func BenchmarkLockLatency(b *testing.B) {
 		if err := os.WriteFile(lock, []byte(pid+"\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		created = append(created, await(b, ch, id, sessionlocks.StateInUse).Sub(t0))
+		created = append(created, await(b, ch, id, "locked").Sub(t0))
 		t0 = time.Now()
 		if err := os.Remove(lock); err != nil {
 			b.Fatal(err)
 		}
-		removed = append(removed, await(b, ch, id, sessionlocks.StateFree).Sub(t0))
+		removed = append(removed, await(b, ch, id, string(sessionlocks.StateFree)).Sub(t0))
 	}
 	reportLatency(b, "created", created)
 	reportLatency(b, "removed", removed)
@@ -137,18 +138,18 @@ func BenchmarkKillLatency(b *testing.B) {
 			var lat []time.Duration
 			for range b.N {
 				c := startCLI(b, dir, id)
-				await(b, ch, id, sessionlocks.StateInUse)
+				await(b, ch, id, string(sessionlocks.StateInUse))
 				time.Sleep(400 * time.Millisecond) // past the settle window: a killed holder is stale at once
 				t0 := time.Now()
 				if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, await(b, ch, id, sessionlocks.StateStale).Sub(t0))
+				lat = append(lat, await(b, ch, id, string(sessionlocks.StateStale)).Sub(t0))
 				c.cmd.Wait()
 				for _, ext := range []string{".lock", ".hold"} {
 					os.Remove(filepath.Join(dir, id, "inuse."+strconv.Itoa(c.pid)+ext))
 				}
-				await(b, ch, id, sessionlocks.StateFree)
+				await(b, ch, id, string(sessionlocks.StateFree))
 			}
 			reportLatency(b, "stale", lat)
 		})
@@ -175,9 +176,9 @@ func BenchmarkPollLatency(b *testing.B) {
 		if err := os.WriteFile(lock, []byte(pid+"\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, await(b, ch, id, sessionlocks.StateInUse).Sub(t0))
+		lat = append(lat, await(b, ch, id, "locked").Sub(t0))
 		os.Remove(lock)
-		await(b, ch, id, sessionlocks.StateFree)
+		await(b, ch, id, string(sessionlocks.StateFree))
 	}
 	reportLatency(b, "created", lat)
 }

@@ -105,13 +105,13 @@ func (d *dirs) watchAll() error {
 // session watch dropped: they are on the old one's sessions.
 func (d *dirs) watchState() error {
 	for range 4 { // the tree may change meanwhile; a few tries settle it
-		fi, err := os.Stat(d.dir)
-		if err == nil && fi.IsDir() {
+		if fi, ok := statDir(d.dir); ok {
 			if d.state != nil && !os.SameFile(d.state, fi) {
 				d.unwatchAll()
 				d.fsw.Remove(d.dir) // the old directory's watch
 			}
-			if err = d.fsw.AddWith(d.dir, fsnotify.WithBufferSize(windowsBuffer)); err == nil {
+			err := d.fsw.AddWith(d.dir, fsnotify.WithBufferSize(windowsBuffer))
+			if err == nil {
 				d.state = fi
 				d.setAnchor("")
 				return nil
@@ -138,7 +138,7 @@ func (d *dirs) watchState() error {
 		} else if err == nil {
 			d.setAnchor(anc)
 		}
-		if fi, err := os.Stat(d.dir); err != nil || !fi.IsDir() {
+		if _, ok := statDir(d.dir); !ok {
 			return nil
 		}
 		// The state dir appeared meanwhile: go round again.
@@ -208,11 +208,23 @@ func (d *dirs) unwatchAll() {
 // directory than the one watched since the last watchAll: inotify reports
 // nothing when a parent is moved or a symlink on the way is retargeted.
 func (d *dirs) replaced() bool {
-	fi, err := os.Stat(d.dir)
-	if err != nil || !fi.IsDir() {
+	fi, ok := statDir(d.dir)
+	if !ok {
 		return d.state != nil
 	}
 	return d.state == nil || !os.SameFile(d.state, fi)
+}
+
+// statDir stats path, following symlinks, if it is a directory. Its
+// identity is read at once: on Windows os.Stat leaves it to the first
+// os.SameFile, which would read it from whatever the path names by then.
+func statDir(path string) (os.FileInfo, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return nil, false
+	}
+	os.SameFile(fi, fi)
+	return fi, true
 }
 
 // fallBack gives up file events for poll mode: a watch could not be added

@@ -1,9 +1,8 @@
 package watch
 
-// Notify mode's watches: fsnotify on the state dir (or, while it is
-// missing, on its nearest existing ancestor) and on every session dir; the
-// check that the state dir is still the directory watched; and the fall
-// back to poll mode when a watch cannot be added.
+// Notify mode's watches: fsnotify on the state dir and on every session
+// dir; the check that the state dir is still the directory watched; and
+// the fall back to poll mode when a watch cannot be added.
 
 import (
 	"errors"
@@ -30,7 +29,6 @@ type dirs struct {
 	add     func(string) error // adds a session dir's watch
 
 	state   os.FileInfo     // the state dir as watched; nil while it is missing
-	anchor  string          // while it is missing: the ancestor watched instead
 	watched map[string]bool // session ids whose directory is watched
 }
 
@@ -65,7 +63,7 @@ func (d *dirs) close() {
 // count is the number of directories watched.
 func (d *dirs) count() int {
 	n := len(d.watched)
-	if d.state != nil || d.anchor != "" {
+	if d.state != nil {
 		n++
 	}
 	return n
@@ -99,72 +97,29 @@ func (d *dirs) watchAll() error {
 	return nil
 }
 
-// watchState watches the state dir or, while it is missing, its nearest
-// existing ancestor. A state dir that is another directory than the one
-// watched (moved aside and recreated, a symlink retargeted) has every
-// session watch dropped: they are on the old one's sessions.
+// watchState watches the state dir if it is there. A state dir that is
+// another directory than the one watched (moved aside and recreated, a
+// symlink retargeted) has every session watch dropped: they are on the old
+// one's sessions. While it is missing nothing is watched: the tick notices
+// it appear (see replaced).
 func (d *dirs) watchState() error {
-	for range 4 { // the tree may change meanwhile; a few tries settle it
-		if fi, ok := statDir(d.dir); ok {
-			if d.state != nil && !os.SameFile(d.state, fi) {
-				d.unwatchAll()
-				d.fsw.Remove(d.dir) // the old directory's watch
-			}
-			err := d.fsw.AddWith(d.dir, fsnotify.WithBufferSize(windowsBuffer))
-			if err == nil {
-				d.state = fi
-				d.setAnchor("")
-				return nil
-			}
-			if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-		if d.state != nil {
-			d.fsw.Remove(d.dir)
-			d.state = nil
-			d.unwatchAll()
-		}
-		anc := nearestAncestor(d.dir)
-		if anc == d.anchor {
-			return nil
-		}
-		d.setAnchor("")
-		if anc == "" {
-			return nil
-		}
-		if err := d.fsw.Add(anc); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		} else if err == nil {
-			d.setAnchor(anc)
-		}
-		if _, ok := statDir(d.dir); !ok {
-			return nil
-		}
-		// The state dir appeared meanwhile: go round again.
+	fi, ok := statDir(d.dir)
+	if d.state != nil && (!ok || !os.SameFile(d.state, fi)) {
+		d.unwatchAll()
+		d.fsw.Remove(d.dir) // the old directory's watch
+		d.state = nil
 	}
+	if !ok {
+		return nil
+	}
+	if err := d.fsw.AddWith(d.dir, fsnotify.WithBufferSize(windowsBuffer)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone meanwhile
+		}
+		return err
+	}
+	d.state = fi
 	return nil
-}
-
-// setAnchor makes a the ancestor watched in the state dir's place, "" for none.
-func (d *dirs) setAnchor(a string) {
-	if d.anchor != "" && d.anchor != a {
-		d.fsw.Remove(d.anchor)
-	}
-	d.anchor = a
-	d.pending.setAnchor(a)
-}
-
-// nearestAncestor is the closest existing directory above dir, or "".
-func nearestAncestor(dir string) string {
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
 }
 
 // watchSession watches session id's directory if it is one, and reports

@@ -25,7 +25,6 @@ type pending struct {
 	wake chan struct{} // signalled (never blocking) when something was added
 
 	mu     sync.Mutex
-	anchor string          // while the state dir is missing: the ancestor watched in its place
 	ids    map[string]bool // dirty sessions; true: the session dir itself came or went
 	rescan bool            // events were lost, or the state dir came or went
 	events uint64          // events read
@@ -72,13 +71,6 @@ func (p *pending) add(ev fsnotify.Event) {
 	defer p.mu.Unlock()
 	p.events++
 	switch {
-	case p.anchor != "":
-		// Waiting on an ancestor (often the home directory, which sees a
-		// lot of traffic): only its child on the way to the state dir, or
-		// the ancestor itself going away, matters.
-		if name == p.anchor || name == pathToward(p.anchor, p.dir) {
-			p.rescan = true
-		}
 	case name == p.dir:
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			p.rescan = true
@@ -118,12 +110,6 @@ func (p *pending) take() (ids map[string]bool, rescan bool, events uint64) {
 	return ids, rescan, events
 }
 
-func (p *pending) setAnchor(a string) {
-	p.mu.Lock()
-	p.anchor = a
-	p.mu.Unlock()
-}
-
 // isSessionName tells a session directory's name from the other entries of
 // the state dir (.session-operation-locks and the like).
 func isSessionName(name string) bool {
@@ -135,15 +121,4 @@ func isSessionName(name string) bool {
 // all the time, cannot.
 func relevantFile(name string) bool {
 	return name == "workspace.yaml" || strings.HasPrefix(name, "inuse.")
-}
-
-// pathToward is the child of ancestor on the way down to dir.
-func pathToward(ancestor, dir string) string {
-	for {
-		parent := filepath.Dir(dir)
-		if parent == ancestor || parent == dir {
-			return dir
-		}
-		dir = parent
-	}
 }

@@ -81,7 +81,7 @@ const (
 	retryDelay = time.Second
 	// identityInterval is how often notify mode checks that the state dir
 	// path still names the directory it watches: inotify says nothing when
-	// a parent is moved or a symlink on the way is retargeted.
+	// it is created, a parent is moved or a symlink on the way retargeted.
 	identityInterval = time.Second
 )
 
@@ -95,7 +95,7 @@ type Change struct {
 type Stats struct {
 	Mode      Mode   // the mode in force (auto resolved; notify may have fallen back to poll)
 	Watching  bool   // true once Run has its baseline, false after it returns
-	Dirs      int    // directories watched with fsnotify (the state dir, or its nearest ancestor while it is missing, and every session dir)
+	Dirs      int    // directories watched with fsnotify: the state dir and every session dir
 	Processes int    // processes watched for their exit, awaited or polled
 	Events    uint64 // file and process events seen
 	Rescans   uint64 // listings of every session (start, overflow, state dir replaced, poll ticks)

@@ -2,6 +2,8 @@
 
 package watch
 
+// Push latency, poll mode's cost and the idle watcher's footprint.
+
 import (
 	"context"
 	"errors"

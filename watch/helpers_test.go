@@ -1,5 +1,8 @@
 package watch
 
+// What the tests share: the fake CLI, waiting (until), a recorder that
+// applies pushes as the IDE would, and a running watcher (start).
+
 import (
 	"bufio"
 	"context"

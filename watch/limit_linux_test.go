@@ -1,5 +1,7 @@
 package watch
 
+// The real inotify watch limit, inside a user namespace of its own.
+
 import (
 	"errors"
 	"os"

@@ -308,13 +308,12 @@ func TestNoChangeNoNotification(t *testing.T) {
 			os.Rename(filepath.Join(qd, "workspace.yaml.tmp"), filepath.Join(qd, "workspace.yaml"))
 			os.WriteFile(filepath.Join(qd, ".workspace-fork.lock"), nil, 0o600)
 		}
-		// Events are handled in order, so in notify mode once the first
-		// sentinel's lock is in, the quiet session's writes have been handled
-		// too. In poll mode the tick that found that lock may have stat-ed the
-		// quiet dir before its last writes; the second sentinel, locked only
-		// after the first was delivered and not watched (it never had a
-		// holder), is found by a later tick, which stats the quiet dir after
-		// all of them.
+		// Events are read in order, so in notify mode once the first
+		// sentinel's lock is pushed, the quiet session's writes have been
+		// handled too. In poll mode the listing that found that lock may
+		// have begun, and read the quiet session, before its last writes;
+		// the second sentinel, locked only after the first was pushed, is
+		// found by a listing begun after all of them.
 		pid := strconv.Itoa(os.Getpid())
 		for _, id := range []string{sentinel, sentinel2} {
 			os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)

@@ -1,5 +1,7 @@
 package watch
 
+// Options, modes, the comparison, and the fall back to poll mode.
+
 import (
 	"context"
 	"os"
@@ -60,7 +62,8 @@ func TestRunTwice(t *testing.T) {
 	}
 }
 
-// Running out of inotify watches falls back to poll mode and keeps working.
+// A watch that cannot be added (inotify's ENOSPC at its limit, here
+// injected) falls back to poll mode, says why, and keeps pushing.
 func TestWatchLimitFallsBackToPoll(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 10 {
@@ -144,9 +147,8 @@ func TestSame(t *testing.T) {
 }
 
 // On a state dir other machines share (NFS, SMB, 9p, FUSE), file
-// notifications never report another machine's changes: the watcher polls
-// every directory, the state dir included, whatever mode was asked for, and
-// says why. Shown with the type injected (nfs) and with a real FUSE mount
+// notifications never report another machine's changes: the watcher polls,
+// whatever mode was asked for, and says why. Shown with the type injected (nfs) and with a real FUSE mount
 // (bindfs), where "another machine" writes to the directory behind the
 // mount, which the mount's inotify never hears of.
 func TestSharedStateDirIsPolled(t *testing.T) {

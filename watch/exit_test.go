@@ -19,7 +19,7 @@ func TestExitWatcher(t *testing.T) {
 	ex := newExitWatcher(exits)
 	defer ex.close()
 	dir := t.TempDir()
-	victim, kept := startCLI(t, dir, sessionID(0x70)), startCLI(t, dir, sessionID(0x71))
+	victim, removed := startCLI(t, dir, sessionID(0x70)), startCLI(t, dir, sessionID(0x71))
 	start, err := sessionlocks.ProcessStart(victim.pid)
 	if err != nil {
 		t.Skipf("no start times here: %v", err)
@@ -33,27 +33,27 @@ func TestExitWatcher(t *testing.T) {
 	case err != nil:
 		t.Fatal(err)
 	}
-	keptStart, err := sessionlocks.ProcessStart(kept.pid)
+	removedStart, err := sessionlocks.ProcessStart(removed.pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.add(kept.pid, keptStart); err != nil {
+	if err := ex.add(removed.pid, removedStart); err != nil {
 		t.Fatal(err)
 	}
-	ex.remove(kept.pid)
-	kept.cmd.Process.Kill()
+	ex.remove(removed.pid)
+	removed.cmd.Process.Kill()
 	victim.cmd.Process.Kill()
 	select {
 	case pid := <-exits:
 		if pid != victim.pid {
-			t.Fatalf("exit of pid %d sent, want %d (pid %d was removed)", pid, victim.pid, kept.pid)
+			t.Fatalf("exit of pid %d sent, want %d (pid %d was removed)", pid, victim.pid, removed.pid)
 		}
 	case <-time.After(waitTimeout):
 		t.Fatalf("no exit sent within %v", waitTimeout)
 	}
 	select {
 	case pid := <-exits:
-		t.Fatalf("exit of pid %d sent too (removed: %d)", pid, kept.pid)
+		t.Fatalf("exit of pid %d sent too (removed: %d)", pid, removed.pid)
 	case <-time.After(200 * time.Millisecond):
 	}
 }

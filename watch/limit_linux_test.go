@@ -62,11 +62,11 @@ func TestRealWatchLimit(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
 			f.rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 
-			fresh := sessionID(399)
-			mkSession(t, dir, fresh, "fresh")
-			f.rec.waitSession(t, fresh, "named", func(s sessionlocks.Session) bool { return s.Name == "fresh" })
-			os.RemoveAll(filepath.Join(dir, fresh))
-			f.rec.waitRemoved(t, fresh)
+			added := sessionID(399)
+			mkSession(t, dir, added, "added")
+			f.rec.waitSession(t, added, "named", func(s sessionlocks.Session) bool { return s.Name == "added" })
+			os.RemoveAll(filepath.Join(dir, added))
+			f.rec.waitRemoved(t, added)
 		})
 	}
 }

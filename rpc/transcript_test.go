@@ -27,6 +27,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -170,9 +171,18 @@ var (
 	maskDuration = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))+\b`)
 )
 
+// maskStatePath is a path below $STATE as JSON spells a Windows one.
+var maskStatePath = regexp.MustCompile(`\$STATE(\\\\[^"\\]*)+`)
+
 func maskBody(body []byte, stateDir string, pid int) []byte {
 	s := string(body)
+	// In JSON a Windows path's backslashes are doubled: its spelling there
+	// is masked too, and what follows $STATE is written with slashes.
+	if esc, _ := json.Marshal(stateDir); len(esc) > 2 {
+		s = strings.ReplaceAll(s, string(esc[1:len(esc)-1]), "$STATE")
+	}
 	s = strings.ReplaceAll(s, stateDir, "$STATE")
+	s = maskStatePath.ReplaceAllStringFunc(s, func(m string) string { return strings.ReplaceAll(m, `\\`, "/") })
 	s = strings.ReplaceAll(s, `"pid":`+strconv.Itoa(pid)+`,`, `"pid":"$PID",`)
 	s = maskTime.ReplaceAllString(s, `"$1":"$$TIME"`)
 	s = maskNumber.ReplaceAllString(s, `"$1":$$N`)

@@ -2,9 +2,12 @@
 
 package watch
 
+// Push latency, poll mode's cost and the idle watcher's footprint.
+
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -20,12 +23,13 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// The benchmarks report latencies as custom metrics (p50-ms, p99-ms); ns/op
-// includes setup such as spawning a CLI and means little. Run with
+// The latency benchmarks report custom metrics (p50-ms, p99-ms); their
+// ns/op includes setup such as spawning a CLI and means little. Run with
 //
-//	go test -run '^$' -bench . -benchtime 200x ./watch/
+//	go test -run '^$' -bench 'Latency' -benchtime 50x ./watch/
 //
-// (BenchmarkPollLatency takes about a second per iteration: -benchtime 20x.)
+// (BenchmarkPollLatency takes about a second per iteration: -benchtime 20x;
+// BenchmarkIdle about six seconds per mode and size: -benchtime 1x.)
 
 // stamped is a change and the moment notify received it.
 type stamped struct {
@@ -34,24 +38,14 @@ type stamped struct {
 }
 
 // benchWatcher runs a watcher whose every change is sent, time-stamped, on
-// the returned channel.
-func benchWatcher(b *testing.B, dir string, mode Mode, interval time.Duration) (*Watcher, <-chan stamped) {
-	w, ch, _ := benchWatcherStop(b, dir, mode, interval, false)
-	return w, ch
-}
-
-// benchWatcherStop is benchWatcher that also returns a function stopping it.
-// With stateByMtime the state dir is found by mtime, as on kqueue platforms.
-func benchWatcherStop(b *testing.B, dir string, mode Mode, interval time.Duration, stateByMtime bool) (*Watcher, <-chan stamped, func()) {
+// the returned channel, and returns a function stopping it.
+func benchWatcher(b *testing.B, dir string, mode Mode, interval time.Duration) (*Watcher, <-chan stamped, func()) {
 	b.Helper()
-	// A long settle window keeps a lock "starting" for the whole run, so that
-	// no settle re-probe adds notifications of its own.
-	e := sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: time.Hour})
+	e := sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: 300 * time.Millisecond})
 	w, err := New(e, Options{Mode: mode, PollInterval: interval, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
-	w.stateByMtime = stateByMtime || kqueueBackend(runtime.GOOS)
 	ch := make(chan stamped, 1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -67,27 +61,28 @@ func benchWatcherStop(b *testing.B, dir string, mode Mode, interval time.Duratio
 	}
 	b.Cleanup(stop)
 	select {
-	case <-w.started:
+	case <-w.Started():
 	case <-time.After(time.Minute):
 		b.Fatal("watcher did not start")
 	}
 	return w, ch, stop
 }
 
-// await returns when a change shows session id in state st.
-func await(b *testing.B, ch <-chan stamped, id string, st sessionlocks.State) time.Time {
+// await returns when a change shows session id as wanted: locked (with a
+// holder), free, or in a state.
+func await(b *testing.B, ch <-chan stamped, id string, want string) time.Time {
 	b.Helper()
 	timeout := time.After(waitTimeout)
 	for {
 		select {
 		case s := <-ch:
 			for _, x := range s.c.Changed {
-				if x.ID == id && x.State == st {
+				if x.ID == id && (want == "locked" && len(x.Holders) > 0 || want == string(x.State)) {
 					return s.at
 				}
 			}
 		case <-timeout:
-			b.Fatalf("no notification of %s becoming %s within %v", id, st, waitTimeout)
+			b.Fatalf("no notification of %s becoming %s within %v", id, want, waitTimeout)
 		}
 	}
 }
@@ -112,7 +107,7 @@ func BenchmarkLockLatency(b *testing.B) {
 	for i := range 100 {
 		mkSession(b, dir, sessionID(1000+i), "idle")
 	}
-	_, ch := benchWatcher(b, dir, ModeNotify, 0)
+	_, ch, _ := benchWatcher(b, dir, ModeNotify, 0)
 	pid := strconv.Itoa(os.Getpid())
 	lock := filepath.Join(dir, id, "inuse."+pid+".lock")
 	var created, removed []time.Duration
@@ -122,12 +117,12 @@ func BenchmarkLockLatency(b *testing.B) {
 		if err := os.WriteFile(lock, []byte(pid+"\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		created = append(created, await(b, ch, id, sessionlocks.StateInUse).Sub(t0))
+		created = append(created, await(b, ch, id, "locked").Sub(t0))
 		t0 = time.Now()
 		if err := os.Remove(lock); err != nil {
 			b.Fatal(err)
 		}
-		removed = append(removed, await(b, ch, id, sessionlocks.StateFree).Sub(t0))
+		removed = append(removed, await(b, ch, id, string(sessionlocks.StateFree)).Sub(t0))
 	}
 	reportLatency(b, "created", created)
 	reportLatency(b, "removed", removed)
@@ -141,21 +136,22 @@ func BenchmarkKillLatency(b *testing.B) {
 			dir := b.TempDir()
 			id := sessionID(2)
 			mkSession(b, dir, id, "victim")
-			_, ch := benchWatcher(b, dir, m, 0)
+			_, ch, _ := benchWatcher(b, dir, m, 0)
 			var lat []time.Duration
 			for range b.N {
 				c := startCLI(b, dir, id)
-				await(b, ch, id, sessionlocks.StateInUse)
+				await(b, ch, id, string(sessionlocks.StateInUse))
+				time.Sleep(400 * time.Millisecond) // past the settle window: a killed holder is stale at once
 				t0 := time.Now()
 				if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 					b.Fatal(err)
 				}
-				lat = append(lat, await(b, ch, id, sessionlocks.StateStale).Sub(t0))
+				lat = append(lat, await(b, ch, id, string(sessionlocks.StateStale)).Sub(t0))
 				c.cmd.Wait()
 				for _, ext := range []string{".lock", ".hold"} {
 					os.Remove(filepath.Join(dir, id, "inuse."+strconv.Itoa(c.pid)+ext))
 				}
-				await(b, ch, id, sessionlocks.StateFree)
+				await(b, ch, id, string(sessionlocks.StateFree))
 			}
 			reportLatency(b, "stale", lat)
 		})
@@ -170,10 +166,7 @@ func BenchmarkPollLatency(b *testing.B) {
 	for i := range n {
 		age(b, mkSession(b, dir, sessionID(i), "idle"), i)
 	}
-	w, ch := benchWatcher(b, dir, ModePoll, DefaultPollInterval)
-	if st := w.Stats(); st.Dirs != 1 {
-		b.Fatalf("Stats = %+v, want only the state dir watched", st)
-	}
+	_, ch, _ := benchWatcher(b, dir, ModePoll, DefaultPollInterval)
 	pid := strconv.Itoa(os.Getpid())
 	var lat []time.Duration
 	for i := range b.N {
@@ -185,22 +178,79 @@ func BenchmarkPollLatency(b *testing.B) {
 		if err := os.WriteFile(lock, []byte(pid+"\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		lat = append(lat, await(b, ch, id, sessionlocks.StateInUse).Sub(t0))
+		lat = append(lat, await(b, ch, id, "locked").Sub(t0))
 		os.Remove(lock)
-		await(b, ch, id, sessionlocks.StateFree)
+		await(b, ch, id, string(sessionlocks.StateFree))
 	}
 	reportLatency(b, "created", lat)
 }
 
-// BenchmarkIdle10k: 10,000 sessions (1% locked) watched; reports the open
-// descriptors the watcher added, the time to read the baseline, and the CPU
+// BenchmarkIdle: 1,000 and 10,000 sessions (1% locked) watched; reports
+// the descriptors the watcher added, the time to its baseline, and the CPU
 // it uses while nothing happens.
-func BenchmarkIdle10k(b *testing.B) {
+func BenchmarkIdle(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("counts descriptors in /proc/self/fd")
 	}
-	const n = 10000
-	dir := b.TempDir()
+	for _, n := range []int{1000, 10000} {
+		dir := b.TempDir()
+		makeSessions(b, dir, n)
+		for _, m := range []Mode{ModePoll, ModeNotify} {
+			b.Run(fmt.Sprintf("%s/%d", m, n), func(b *testing.B) {
+				for range b.N {
+					runtime.GC()
+					fds0 := openFDs(b)
+					t0 := time.Now()
+					w, _, stop := benchWatcher(b, dir, m, DefaultPollInterval)
+					baseline := time.Since(t0)
+					fds := openFDs(b) - fds0
+					time.Sleep(500 * time.Millisecond) // let startup garbage settle
+					cpu0, wall0 := cpuTime(b), time.Now()
+					time.Sleep(5 * time.Second)
+					cpu := cpuTime(b) - cpu0
+					wall := time.Since(wall0)
+					st := w.Stats()
+					b.ReportMetric(float64(fds), "fds")
+					b.ReportMetric(float64(st.Dirs), "watched-dirs")
+					b.ReportMetric(float64(baseline)/float64(time.Millisecond), "baseline-ms")
+					b.ReportMetric(100*float64(cpu)/float64(wall), "idle-cpu-%")
+					stop()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPollTick: what poll mode does every interval, a listing of every
+// session compared with the last, at 1,000 and 10,000 sessions (1% locked).
+func BenchmarkPollTick(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		dir := b.TempDir()
+		makeSessions(b, dir, n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			w, err := New(sessionlocks.New(sessionlocks.Options{StateDir: dir}), Options{Mode: ModePoll})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l := newLoop(w, func(Change) {})
+			defer l.close()
+			ctx := context.Background()
+			l.listAll(ctx, &Change{}) // the baseline
+			b.ResetTimer()
+			for range b.N {
+				var c Change
+				if err := l.listAll(ctx, &c); err != nil || len(c.Changed)+len(c.Removed) != 0 {
+					b.Fatalf("poll tick: %v, %d changed, %d removed; want nothing", err, len(c.Changed), len(c.Removed))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/tick")
+		})
+	}
+}
+
+// makeSessions makes n sessions in dir, 1% of them locked by this process,
+// aged as a real state dir's are.
+func makeSessions(b *testing.B, dir string, n int) {
 	pid := strconv.Itoa(os.Getpid())
 	for i := range n {
 		sd := mkSession(b, dir, sessionID(i), "s")
@@ -208,33 +258,6 @@ func BenchmarkIdle10k(b *testing.B) {
 			os.WriteFile(filepath.Join(sd, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
 		}
 		age(b, sd, i)
-	}
-	for _, v := range []struct {
-		name string
-		m    Mode
-		kq   bool
-	}{{"poll", ModePoll, false}, {"poll-kqueue", ModePoll, true}, {"notify", ModeNotify, false}} {
-		b.Run(v.name, func(b *testing.B) {
-			for range b.N {
-				runtime.GC()
-				fds0 := openFDs(b)
-				t0 := time.Now()
-				w, _, stop := benchWatcherStop(b, dir, v.m, DefaultPollInterval, v.kq)
-				baseline := time.Since(t0)
-				fds := openFDs(b) - fds0
-				time.Sleep(500 * time.Millisecond) // let startup garbage settle
-				cpu0, wall0 := cpuTime(b), time.Now()
-				time.Sleep(5 * time.Second)
-				cpu := cpuTime(b) - cpu0
-				wall := time.Since(wall0)
-				st := w.Stats()
-				b.ReportMetric(float64(fds), "fds")
-				b.ReportMetric(float64(st.Dirs), "watched-dirs")
-				b.ReportMetric(float64(baseline)/float64(time.Millisecond), "baseline-ms")
-				b.ReportMetric(100*float64(cpu)/float64(wall), "idle-cpu-%")
-				stop()
-			}
-		})
 	}
 }
 

@@ -1,6 +1,6 @@
 package watch
 
-// Awaiting holder processes' exits: the interface each OS implements.
+// Awaiting processes' exits: the interface each OS implements.
 
 import (
 	"errors"
@@ -15,8 +15,9 @@ var (
 	errUnsupported = errors.New("awaiting a process exit is not supported here")
 )
 
-// exitWatcher awaits the exits of holder processes and sends each one's pid
-// on the channel given to newExitWatcher (at most once per add).
+// exitWatcher awaits the exits of processes, each named by its pid and
+// start time, and sends each one's pid on the channel given to
+// newExitWatcher (at most once per add).
 type exitWatcher interface {
 	// add starts awaiting pid's exit. start is when the engine saw pid
 	// start: the handle is opened first and the start time checked after,
@@ -28,7 +29,7 @@ type exitWatcher interface {
 	close()
 }
 
-// unsupportedWatcher awaits nothing: every holder is polled.
+// unsupportedWatcher awaits nothing: every process is polled.
 type unsupportedWatcher struct{}
 
 func (unsupportedWatcher) add(int, time.Time) error { return errUnsupported }

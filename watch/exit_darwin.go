@@ -1,6 +1,6 @@
 package watch
 
-// Holder exits on macOS: kqueue NOTE_EXIT.
+// Process exits on macOS: kqueue NOTE_EXIT.
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // kqueueWatcher awaits exits with one kqueue: EVFILT_PROC NOTE_EXIT per
-// holder, and an EVFILT_USER event that wakes the reader when closing.
+// process, and an EVFILT_USER event that wakes the reader when closing.
 type kqueueWatcher struct {
 	kq    int
 	exits chan<- int

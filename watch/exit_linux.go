@@ -1,6 +1,6 @@
 package watch
 
-// Holder exits on Linux: pidfds in Go's netpoller.
+// Process exits on Linux: pidfds in Go's netpoller.
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 
 // pidfdWatcher awaits exits with pidfds (Linux 5.3+) registered with Go's
 // netpoller: a pidfd becomes readable when its process exits, so a waiting
-// holder costs one descriptor and a parked goroutine, not a thread.
+// process costs one descriptor and a parked goroutine, not a thread.
 type pidfdWatcher struct {
 	exits chan<- int
 	done  chan struct{}
@@ -50,7 +50,7 @@ func (w *pidfdWatcher) add(pid int, start time.Time) error {
 		return err
 	}
 	// The pidfd now pins this pid to one process; only if that process is
-	// the one the engine probed is its exit the holder's.
+	// the one the engine probed is its exit the one awaited.
 	got, err := sessionlocks.ProcessStart(pid)
 	if err != nil || !sessionlocks.SameStart(got, start) {
 		unix.Close(fd)
@@ -98,7 +98,7 @@ func (w *pidfdWatcher) wait(pid int, f *os.File, rc interface {
 	}
 	f.Close()
 	// An error here means the pidfd was not pollable after all; reporting
-	// it as an exit gets the holder re-probed and, if still alive, polled.
+	// it as an exit gets its sessions listed again and, if still alive, polled.
 	_ = err
 	select {
 	case w.exits <- pid:

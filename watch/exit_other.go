@@ -2,6 +2,6 @@
 
 package watch
 
-// Holder exits elsewhere: not watched; holders are polled.
+// Process exits elsewhere: not awaited; their sessions are polled.
 
 func newExitWatcher(exits chan<- int) exitWatcher { return unsupportedWatcher{} }

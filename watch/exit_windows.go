@@ -1,6 +1,6 @@
 package watch
 
-// Holder exits on Windows: waits on process handles.
+// Process exits on Windows: waits on process handles.
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// handleWatcher awaits exits by waiting on each holder's process handle
+// handleWatcher awaits exits by waiting on each process's handle
 // together with an event that cancels the wait.
 type handleWatcher struct {
 	exits chan<- int

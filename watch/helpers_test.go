@@ -1,5 +1,8 @@
 package watch
 
+// What the tests share: the fake CLI, waiting (until), a recorder that
+// applies pushes as the IDE would, and a running watcher (start).
+
 import (
 	"bufio"
 	"context"
@@ -10,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,16 +44,33 @@ func TestMain(m *testing.M) {
 	os.Exit(testbin.RunWithFakeCLI(m, &fakeCLI))
 }
 
+// until polls cond every few milliseconds until it holds, failing the test
+// after waitTimeout with what was awaited and, if dump is not nil, what it
+// shows. It is the tests' one way of waiting.
+func until(t testing.TB, what string, cond func() bool, dump func() string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			msg := ""
+			if dump != nil {
+				msg = dump()
+			}
+			t.Fatalf("never saw %s within %v\n%s", what, waitTimeout, msg)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // recorder applies every Change to a view of the sessions, as the IDE would.
 type recorder struct {
 	mu      sync.Mutex
 	view    map[string]sessionlocks.Session
 	changes []Change
-	wake    chan struct{}
 }
 
 func newRecorder() *recorder {
-	return &recorder{view: map[string]sessionlocks.Session{}, wake: make(chan struct{})}
+	return &recorder{view: map[string]sessionlocks.Session{}}
 }
 
 func (r *recorder) notify(c Change) {
@@ -64,28 +83,16 @@ func (r *recorder) notify(c Change) {
 		delete(r.view, id)
 	}
 	r.changes = append(r.changes, c)
-	close(r.wake)
-	r.wake = make(chan struct{})
 }
 
-// waitFor waits until pred holds for the view, failing the test after waitTimeout.
+// waitFor waits until pred holds for the view.
 func (r *recorder) waitFor(t testing.TB, what string, pred func(view map[string]sessionlocks.Session) bool) {
 	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
+	until(t, "a push: "+what, func() bool {
 		r.mu.Lock()
-		ok := pred(r.view)
-		wake := r.wake
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-wake:
-		case <-deadline:
-			t.Fatalf("no notification: %s within %v; view now:\n%s", what, waitTimeout, r.dump())
-		}
-	}
+		defer r.mu.Unlock()
+		return pred(r.view)
+	}, r.dump)
 }
 
 // waitSession waits until session id is in the view and pred holds for it.
@@ -166,9 +173,6 @@ type fixture struct {
 	e   *sessionlocks.Engine
 	w   *Watcher
 	rec *recorder
-	// stateWatches is how many fsnotify watches the state dir (or its
-	// ancestor) takes: none where poll mode finds sessions by its mtime.
-	stateWatches int
 }
 
 type fixtureOpts struct {
@@ -186,7 +190,7 @@ func newEngine(dir string, settle time.Duration) *sessionlocks.Engine {
 	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: settle})
 }
 
-// start runs a watcher on dir and waits until it has read its baseline.
+// start runs a watcher on dir and waits until it has its baseline.
 func start(t testing.TB, dir string, o fixtureOpts) *fixture {
 	t.Helper()
 	e := newEngine(dir, o.settle)
@@ -195,14 +199,10 @@ func start(t testing.TB, dir string, o fixtureOpts) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.stateByMtime = kqueueLike
 	if o.setup != nil {
 		o.setup(w)
 	}
-	f := &fixture{dir: dir, e: e, w: w, rec: newRecorder(), stateWatches: 1}
-	if w.mode == ModePoll && w.stateByMtime {
-		f.stateWatches = 0
-	}
+	f := &fixture{dir: dir, e: e, w: w, rec: newRecorder()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, f.rec.notify) }()
@@ -216,7 +216,7 @@ func start(t testing.TB, dir string, o fixtureOpts) *fixture {
 		}
 	})
 	select {
-	case <-w.started:
+	case <-w.Started():
 	case err := <-done:
 		t.Fatalf("Run returned early: %v", err)
 	case <-time.After(waitTimeout):
@@ -228,17 +228,10 @@ func start(t testing.TB, dir string, o fixtureOpts) *fixture {
 // waitStats waits until pred holds for the watcher's stats.
 func (f *fixture) waitStats(t testing.TB, what string, pred func(Stats) bool) Stats {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		s := f.w.Stats()
-		if pred(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stats never showed %s: %+v", what, s)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	var s Stats
+	until(t, "stats showing "+what, func() bool { s = f.w.Stats(); return pred(s) },
+		func() string { return fmt.Sprintf("%+v", f.w.Stats()) })
+	return s
 }
 
 // mkSession creates a session directory with a workspace.yaml.
@@ -313,22 +306,9 @@ func hasReason(pid int, r ...sessionlocks.Reason) func(sessionlocks.Session) boo
 	}
 }
 
-// modes runs f once per mode; "poll-kqueue" is poll mode as it runs where
-// fsnotify uses kqueue (the state dir found by mtime, not watched), so that
-// the macOS behaviour is exercised here with real files too.
+// modes runs f once per mode.
 func modes(t *testing.T, f func(t *testing.T, m Mode)) {
-	for _, v := range []struct {
-		name      string
-		m         Mode
-		kqueueish bool
-	}{{"notify", ModeNotify, false}, {"poll", ModePoll, false}, {"poll-kqueue", ModePoll, true}} {
-		t.Run(v.name, func(t *testing.T) {
-			kqueueLike = v.kqueueish || kqueueBackend(runtime.GOOS)
-			t.Cleanup(func() { kqueueLike = kqueueBackend(runtime.GOOS) })
-			f(t, v.m)
-		})
+	for _, m := range []Mode{ModeNotify, ModePoll} {
+		t.Run(string(m), func(t *testing.T) { f(t, m) })
 	}
 }
-
-// kqueueLike is what start sets Watcher.stateByMtime to; modes sets it.
-var kqueueLike = kqueueBackend(runtime.GOOS)

@@ -134,7 +134,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("serving", "version", version.Version, "pid", os.Getpid(), "stateDir", engine.StateDir(), "watch", opts.Watcher != nil)
+	log.Info("serving", "version", version.Version, "pid", os.Getpid(), "stateDir", engine.Status().StateDir, "watch", opts.Watcher != nil)
 	err = rpc.NewServer(opts).Serve(ctx, stdio)
 	switch {
 	case err == nil:

@@ -305,6 +305,35 @@ export interface Holder {
    * NoOwner says why no process is proven to hold the session, for a live holder without an owner in canResume and forceResume answers; absent otherwise.
    */
   noOwner?: string;
+  /**
+   * Launcher is the process that started a live holder (above the CLI's own loader, npm-loader.js or copilot.cmd), as far as it can be known; absent for holders that are not live, and when it cannot be known (the holder had already been handed to another parent when the server first saw it).
+   */
+  launcher?: Launcher;
+  /**
+   * Orphaned is true when a live holder was left running after its launcher went and has no controlling terminal (on Windows the terminal is not read): nobody is attached to it. Absent for holders that are not live, and when the holder's parent cannot be read.
+   */
+  orphaned?: boolean;
+  /**
+   * Terminal is a live holder's controlling terminal (pts/3, ttys004); absent when it has none.
+   */
+  terminal?: string;
+}
+/**
+ * Launcher is the process that started a live holder.
+ */
+export interface Launcher {
+  /**
+   * PID is its process id.
+   */
+  pid: number;
+  /**
+   * Command is its command line, clipped to about 80 characters.
+   */
+  command: string;
+  /**
+   * Alive is false once the process that started the holder has exited (a process that reused its pid is not it).
+   */
+  alive: boolean;
 }
 /**
  * ListSessionsParams are the parameters of listSessions.

@@ -146,8 +146,13 @@ func (e *Engine) walk(id string, s *dirSnapshot, o judgeOpts, cached bool, visit
 			}
 		}
 		h := e.judge(r, ho)
-		if cached && !ho.countOnly {
-			e.caches.keepVerdict(key, h, gen)
+		if !ho.countOnly {
+			// A decision's verdict is as good as a listing's: the next
+			// listing may use it (without the owner, which listings do
+			// not look for).
+			kept := h
+			kept.Owner, kept.NoOwner = nil, ""
+			e.caches.keepVerdict(key, kept, gen)
 		}
 		return h, true
 	}

@@ -17,8 +17,18 @@ package sessionlocks
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"time"
 )
+
+// lockWord names the .hold's lock as the CLI takes it: flock on Unix,
+// LockFileEx on Windows.
+func lockWord() string {
+	if runtime.GOOS == "windows" {
+		return "lock"
+	}
+	return "flock"
+}
 
 // sessionDB is the SQLite database CLIs 1.0.45 to 1.0.65 keep open in
 // their session directory.
@@ -50,7 +60,7 @@ func (e *Engine) prove(r lockRef, o *judgeOpts) (*Owner, string) {
 	if r.hold.exists() && isRegular(r.hold) {
 		hold := filepath.Base(r.holdPath())
 		for pid := range candidates {
-			o, err := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, r.holdPath(), true, "holds the exclusive lock on "+hold)
+			o, err := e.tie(pid, r.pid, r.hold.modTime(), hold, r.hold, r.holdPath(), true, "holds the exclusive "+lockWord()+" on "+hold)
 			if o != nil {
 				return o, ""
 			}
@@ -64,7 +74,7 @@ func (e *Engine) prove(r lockRef, o *judgeOpts) (*Owner, string) {
 		case why != "":
 			return nil, fmt.Sprintf("nothing proves which process holds %s: %s", hold, why)
 		}
-		return nil, fmt.Sprintf("no process with pid %d (here, or in a PID namespace of its own) that started before %s was made holds its exclusive lock", r.pid, hold)
+		return nil, fmt.Sprintf("no process with pid %d (here, or in a PID namespace of its own) that started before %s was made holds its exclusive %s", r.pid, hold, lockWord())
 	}
 	dbPath := filepath.Join(r.dir, sessionDB)
 	if db, err := lstatID(dbPath); err == nil && isRegular(db) && r.lock.exists() {

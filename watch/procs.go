@@ -27,8 +27,8 @@ type pidStart struct {
 }
 
 // exitsOf lists the processes whose exit can change what is said of h: the
-// holder's own, unless it is judged stale already. A holder's launcher,
-// when the engine names one, is watched the same way.
+// holder's own, unless it is judged stale already, and its launcher's while
+// it lives (its exit makes the holder an orphan).
 func exitsOf(h sessionlocks.Holder) []pidStart {
 	if h.Verdict == sessionlocks.Stale {
 		return nil
@@ -37,7 +37,11 @@ func exitsOf(h sessionlocks.Holder) []pidStart {
 	if h.Process != nil {
 		start = h.Process.StartedAt
 	}
-	return []pidStart{{h.PID, start}}
+	out := []pidStart{{h.PID, start}}
+	if l := h.Launcher; l != nil && l.Alive {
+		out = append(out, pidStart{l.PID, l.StartedAt})
+	}
+	return out
 }
 
 // track watches the processes s's holders name and schedules a listing for

@@ -159,8 +159,13 @@ func same(a, b sessionlocks.Session) bool {
 func sameHolder(x, y sessionlocks.Holder) bool {
 	return x.PID == y.PID && x.LockFile == y.LockFile && x.HoldFile == y.HoldFile &&
 		x.LockWrittenAt.Equal(y.LockWrittenAt) && x.Verdict == y.Verdict && x.Reason == y.Reason &&
-		ownerPID(x) == ownerPID(y)
+		ownerPID(x) == ownerPID(y) && x.Terminal == y.Terminal && orphaned(x) == orphaned(y) &&
+		launcherAlive(x) == launcherAlive(y)
 }
+
+func orphaned(h sessionlocks.Holder) bool { return h.Orphaned != nil && *h.Orphaned }
+
+func launcherAlive(h sessionlocks.Holder) bool { return h.Launcher != nil && h.Launcher.Alive }
 
 func ownerPID(h sessionlocks.Holder) int {
 	if h.Owner == nil {

@@ -40,7 +40,7 @@ func TestLockCreatedAndRemoved(t *testing.T) {
 		if first.Reason != sessionlocks.ReasonStarting {
 			t.Logf("first notification already said %s (machine slow?); the settle re-probe went unexercised", first.Reason)
 		}
-		f.waitStats(t, "the holder's process watched", func(s Stats) bool { return s.Processes == 1 })
+		f.waitStats(t, "the holder's process watched (and its launcher, this test, where it is known)", func(s Stats) bool { return s.Processes >= 1 })
 
 		c.stdin.Close() // the fake CLI removes its files and exits
 		f.rec.waitSession(t, id, "free again", func(s sessionlocks.Session) bool {
@@ -78,7 +78,7 @@ func TestHolderKilled(t *testing.T) {
 				}
 				c := startCLI(t, dir, id, args...)
 				f.rec.waitSession(t, id, "live holder", hasReason(c.pid, want...))
-				f.waitStats(t, "the holder's process watched", func(s Stats) bool { return s.Processes == 1 })
+				f.waitStats(t, "the holder's process watched (and its launcher, this test, where it is known)", func(s Stats) bool { return s.Processes >= 1 })
 
 				if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 					t.Fatal(err)

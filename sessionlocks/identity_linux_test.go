@@ -621,7 +621,7 @@ func TestSharedFileSystems(t *testing.T) {
 				opts.StateDir, opts.Settle, opts.Logger, opts.Now = sd, settle, quiet, clockOf(t)
 				e := New(opts)
 				if v := e.platform(); !v.Shared {
-					t.Fatalf("vantage %+v: not shared", v)
+					t.Fatalf("platform %+v: not shared", v)
 				}
 				h := mustSession(t, e, "s").Holders[0]
 				if h.Verdict != sc.want.verdict || !strings.Contains(h.Detail, sc.want.detail) {
@@ -645,7 +645,7 @@ func TestSharedFileSystems(t *testing.T) {
 		writeLock(t, dir, deadPID(t), time.Now().Add(-time.Minute))
 		e := newEngine(t, dst, settle)
 		if v := e.platform(); v.Shared {
-			t.Fatalf("vantage %+v: a bind mount of a local directory is local", v)
+			t.Fatalf("platform %+v: a bind mount of a local directory is local", v)
 		}
 		if h := mustSession(t, e, "s").Holders[0]; h.Verdict != Stale {
 			t.Errorf("%s/%s: %s", h.Verdict, h.Reason, h.Detail)

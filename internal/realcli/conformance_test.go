@@ -166,10 +166,8 @@ func TestSIGKILL(t *testing.T) {
 
 	t.Run("resume -p", func(t *testing.T) {
 		mark := sc.mark()
-		p2, h2, inUse := resumeCLI(t, env, id)
-		if inUse {
-			t.Errorf("the CLI resumed the reclaimed session with alreadyInUse=true; output:\n%s", p2.Output())
-		}
+		p2, h2, inUse, pids := resumeCLI(t, env, id)
+		wantNotInUse(t, env, p2, "resuming the reclaimed session", inUse, pids)
 		sc.waitNotified(mark, id, "inUse again", func(s rpc.Session) bool {
 			_, ok := holderFor(s.Holders, p2.PID)
 			return s.State == rpc.SessionInUse && ok
@@ -298,7 +296,7 @@ func TestForceResumeTerminate(t *testing.T) {
 // writers on one events.jsonl is what conflict is for.
 func TestConflict(t *testing.T) {
 	env, id, first, _ := newSession(t)
-	second, _, inUse := resumeCLI(t, env, id)
+	second, _, inUse, _ := resumeCLI(t, env, id)
 	if !inUse {
 		t.Errorf("the second CLI resumed a live session with alreadyInUse=false")
 	}

@@ -212,20 +212,24 @@ func resumes(t *testing.T, sessionDir string) []resumeEvent {
 }
 
 // resumeCLI resumes a session non-interactively and reports whether the CLI
-// thought it already in use. It waits for the CLI to lock the session and
-// for the session.resume event that follows.
-func resumeCLI(t *testing.T, env *realcli.Env, id string) (*realcli.Proc, realcli.Holder, bool) {
+// thought it already in use, and who had the pids of the locks it found
+// while it started (see wantNotInUse). It waits for the CLI to lock the
+// session and for the session.resume event that follows.
+func resumeCLI(t *testing.T, env *realcli.Env, id string) (*realcli.Proc, realcli.Holder, bool, []realcli.PIDReport) {
 	t.Helper()
 	before := len(resumes(t, env.SessionDir(id)))
+	watches := watchLocks(env.SessionDir(id), nil)
+	defer stopAll(watches)
 	p, h := startCLI(t, env, id, "resume check", "--resume="+id)
 	ev, ok := waitResumeEvent(t, env, id, before)
+	pids := stopAll(watches)
 	if !ok {
 		t.Fatalf("copilot pid %d locked session %s but wrote no session.resume event; output:\n%s\n%s", p.PID, id, p.Output(), cliLog(env, p.PID))
 	}
 	if ev.Data.AlreadyInUse == nil {
 		t.Fatalf("session.resume event without alreadyInUse: the CLI's events changed")
 	}
-	return p, h, *ev.Data.AlreadyInUse
+	return p, h, *ev.Data.AlreadyInUse, pids
 }
 
 // waitResumeEvent waits for a session.resume event after the first before ones.

@@ -95,7 +95,7 @@ func TestPIDReuse(t *testing.T) {
 
 			// The CLI itself, non-interactively: it keeps the lock and
 			// records the session as already in use (and opens it anyway).
-			p2, h2, inUse := resumeCLI(t, env, id)
+			p2, h2, inUse, _ := resumeCLI(t, env, id)
 			if !inUse {
 				t.Errorf("copilot %s resumed with alreadyInUse=false: the CLI is no longer fooled by a reused pid (update docs/realcli.md)", realcli.Version)
 			} else {
@@ -128,10 +128,8 @@ func TestPIDReuse(t *testing.T) {
 			if sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
 				t.Errorf("the process whose pid the lock named is gone: nothing may signal it")
 			}
-			_, _, inUse = resumeCLI(t, env, id)
-			if inUse {
-				t.Errorf("after reclaimStale the CLI still says alreadyInUse=true")
-			}
+			p3, _, inUse, pids := resumeCLI(t, env, id)
+			wantNotInUse(t, env, p3, "resuming after reclaimStale", inUse, pids)
 		})
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -149,14 +147,8 @@ func raceOnce(it *iteration, id string, stale staleLock, sum *raceSummary) stale
 	before := len(resumes(t, env.SessionDir(id)))
 	// From before the CLI starts: it judges the locks it finds in its
 	// first second or two, before it locks the session itself.
-	watches := it.watchLocks(id)
-	stopWatches := func() (rs []realcli.PIDReport) {
-		for _, w := range watches {
-			rs = append(rs, w.Stop())
-		}
-		return rs
-	}
-	defer stopWatches()
+	watches := watchLocks(env.SessionDir(id), func(pid int, o realcli.Occupant) { it.askSidecar(id, pid, o) })
+	defer stopAll(watches)
 	next, err := env.Prompt("resume check", "--resume="+id)
 	if err != nil {
 		it.fatalf("%v", err)
@@ -180,7 +172,7 @@ func raceOnce(it *iteration, id string, stale staleLock, sum *raceSummary) stale
 			next.PID, len(seen), strings.Join(uniq(seen), "\n  "))
 	}
 	ev, ok := waitResumeEvent(t, env, id, before)
-	pids := stopWatches()
+	pids := stopAll(watches)
 	it.asking.Wait()
 	if !ok {
 		it.fatalf("copilot pid %d locked the session but wrote no session.resume event", next.PID)
@@ -225,41 +217,6 @@ func checkReclaims(it *iteration, results []rpc.ReclaimStaleResult, resuming, st
 		}
 	}
 	return reclaimed
-}
-
-// watchLocks watches the pid of every lock in the session (the last CLI's,
-// and any an earlier failure left).
-func (it *iteration) watchLocks(id string) []*realcli.PIDWatch {
-	names, _ := filepath.Glob(filepath.Join(it.env.SessionDir(id), "inuse.*.lock"))
-	var ws []*realcli.PIDWatch
-	for _, n := range names {
-		pid, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(n), "inuse."), ".lock"))
-		if err != nil {
-			continue
-		}
-		ws = append(ws, realcli.WatchPID(pid, func(o realcli.Occupant) { it.askSidecar(id, pid, o) }))
-	}
-	return ws
-}
-
-func allFree(rs []realcli.PIDReport) bool {
-	for _, r := range rs {
-		if !r.Free() {
-			return false
-		}
-	}
-	return true
-}
-
-func reports(rs []realcli.PIDReport) string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.String())
-	}
-	if len(out) == 0 {
-		return "no lock to watch"
-	}
-	return strings.Join(out, "; ")
 }
 
 // reclaimUntilGone reclaims the stale lock until it is gone. It is called
@@ -371,11 +328,10 @@ func judgeAlreadyInUse(it *iteration, ev resumeEvent, stale staleLock, pids []re
 		it.t.Logf("iteration %d: alreadyInUse=false, checked; %s", it.i, reports(pids))
 	case allFree(pids):
 		sum.checked++
-		it.errorf("the CLI resumed with alreadyInUse=true, yet nothing had the pid of a lock it found while it started, so nothing live was there: %s", reports(pids))
+		it.errorf("the CLI resumed with alreadyInUse=true, %s", unexplained(pids))
 	default:
 		sum.excused++
-		it.t.Logf("iteration %d: alreadyInUse=true, not held against the CLI: it judges other holders by kill(pid, 0) alone, and while it started %s; the sidecar: %s",
-			it.i, reports(pids), said)
+		it.t.Logf("iteration %d: alreadyInUse=true, %s; the sidecar: %s", it.i, excused(pids), said)
 	}
 }
 

@@ -3,15 +3,9 @@
 package realcli_test
 
 import (
-	"context"
-	"flag"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,8 +15,6 @@ import (
 	"github.com/copilot-ide/sessionlocks/internal/realcli"
 	"github.com/copilot-ide/sessionlocks/rpc"
 )
-
-var raceIterations = flag.Int("realcli.race", 20, "iterations of TestReclaimRacingResume")
 
 // waitHoldLocked asks canResume until the holder for pid is judged
 // hold-locked (a fresh lock is "starting" for the settle window first).
@@ -174,10 +166,8 @@ func TestSIGKILL(t *testing.T) {
 
 	t.Run("resume -p", func(t *testing.T) {
 		mark := sc.mark()
-		p2, h2, inUse := resumeCLI(t, env, id)
-		if inUse {
-			t.Errorf("the CLI resumed the reclaimed session with alreadyInUse=true; output:\n%s", p2.Output())
-		}
+		p2, h2, inUse, pids := resumeCLI(t, env, id)
+		wantNotInUse(t, env, p2, "resuming the reclaimed session", inUse, pids)
 		sc.waitNotified(mark, id, "inUse again", func(s rpc.Session) bool {
 			_, ok := holderFor(s.Holders, p2.PID)
 			return s.State == rpc.SessionInUse && ok
@@ -270,150 +260,6 @@ func interactive(t *testing.T, env *realcli.Env, args ...string) *realcli.Termin
 	return term
 }
 
-// bootTime reads the kernel's boot time (whole seconds are enough here).
-func bootTime(t *testing.T) time.Time {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "btime "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return time.Unix(n, 0)
-		}
-	}
-	t.Fatal("no btime in /proc/stat")
-	return time.Time{}
-}
-
-// TestPIDReuse: a lock naming a live process that started after the lock
-// was written. The CLI 1.0.102 is fooled (it reports the session in use); the
-// sidecar is not.
-func TestPIDReuse(t *testing.T) {
-	for _, withHold := range []bool{false, true} {
-		name, wantReason := "lock only", "pid-reused"
-		if withHold {
-			name, wantReason = "lock and unflocked hold", "hold-released"
-		}
-		t.Run(name, func(t *testing.T) {
-			env, id, p, h := newSession(t)
-			p.Kill()
-			os.Remove(h.Lock)
-			os.Remove(h.Hold)
-
-			// The unrelated process that "reuses" the pid.
-			sleeper := exec.Command("sleep", "3600")
-			sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			if err := sleeper.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { sleeper.Process.Kill(); sleeper.Wait() })
-
-			// Written an hour before the process started, but after boot.
-			written := time.Now().Add(-time.Hour)
-			if boot := bootTime(t); written.Before(boot.Add(time.Minute)) {
-				written = boot.Add(time.Since(boot) / 2)
-				if time.Since(written) < 10*time.Second {
-					t.Skip("booted too recently to date a lock between boot and now")
-				}
-			}
-			planted := realcli.HolderFiles(env.SessionDir(id), sleeper.Process.Pid)
-			if err := os.WriteFile(planted.Lock, []byte(strconv.Itoa(planted.PID)+"\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			files := []string{planted.Lock}
-			if withHold {
-				if err := os.WriteFile(planted.Hold, nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				files = append(files, planted.Hold)
-			}
-			for _, f := range files {
-				if err := os.Chtimes(f, written, written); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			sc := startSidecar(t, env)
-			r := sc.canResume(id)
-			holder, ok := holderFor(r.Holders, planted.PID)
-			if !r.CanResume || r.State != rpc.SessionStale || !ok || holder.Verdict != rpc.VerdictStale || string(holder.Reason) != wantReason {
-				t.Fatalf("canResume with a lock naming live pid %d (sleep): %s", planted.PID, mustJSON(r))
-			}
-			t.Logf("sidecar: canResume=%v, %s: %s", r.CanResume, holder.Reason, holder.Detail)
-
-			// The CLI itself, non-interactively: it keeps the lock and
-			// records the session as already in use (and opens it anyway).
-			p2, h2, inUse := resumeCLI(t, env, id)
-			if !inUse {
-				t.Errorf("copilot %s resumed with alreadyInUse=false: the CLI is no longer fooled by a reused pid (update docs/realcli.md)", realcli.Version)
-			} else {
-				t.Logf("copilot -p --resume: alreadyInUse=true with only a reused-pid lock (the CLI is fooled)")
-			}
-			if !exists(planted.Lock) {
-				t.Errorf("the CLI removed the lock of live pid %d", planted.PID)
-			}
-			killCLI(t, p2, h2)
-
-			t.Run("interactive dialog", func(t *testing.T) {
-				term := interactive(t, env, "--resume="+id)
-				screen, found, err := term.WaitScreen(ctxLong(t), "Session in use")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("copilot --resume shows %q:\n%s", found, dialog(screen))
-			})
-
-			rr := reclaim(t, sc, id, planted.PID)
-			if _, ok := holderFor(rr.Reclaimed, p2.PID); !ok {
-				// TestSIGKILL insists on this; here it is incidental.
-				t.Logf("reclaimStale did not (yet) reclaim the just-SIGKILLed CLI's lock: %s", mustJSON(rr))
-			}
-			for _, f := range files {
-				if exists(f) {
-					t.Errorf("reclaimStale left %s", f)
-				}
-			}
-			if sleeper.ProcessState != nil || syscall.Kill(sleeper.Process.Pid, 0) != nil {
-				t.Errorf("the process whose pid the lock named is gone: nothing may signal it")
-			}
-			_, _, inUse = resumeCLI(t, env, id)
-			if inUse {
-				t.Errorf("after reclaimStale the CLI still says alreadyInUse=true")
-			}
-		})
-	}
-}
-
-// uniq drops adjacent repeats.
-func uniq(ss []string) []string {
-	var out []string
-	for _, s := range ss {
-		if len(out) == 0 || out[len(out)-1] != s {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// dialog cuts the box holding "Session in use" out of a screen.
-func dialog(screen string) string {
-	lines := strings.Split(screen, "\n")
-	for i, l := range lines {
-		if strings.Contains(l, "Session in use") {
-			from, to := max(i-1, 0), min(i+8, len(lines))
-			for j := from; j < to; j++ {
-				lines[j] = strings.TrimRight(strings.Trim(lines[j], " │"), " ")
-			}
-			return strings.Join(lines[from:to], "\n")
-		}
-	}
-	return screen
-}
-
 // TestForceResumeTerminate: forceResume with terminate sends SIGTERM to the
 // real CLI, which exits, and no lock is left behind.
 func TestForceResumeTerminate(t *testing.T) {
@@ -445,133 +291,12 @@ func TestForceResumeTerminate(t *testing.T) {
 	}
 }
 
-// TestReclaimRacingResume: reclaimStale (and canResume), called over and over
-// while a CLI resumes a session holding a stale lock, remove the stale lock at
-// most, never the resuming CLI's, and never stop the CLI from locking.
-func TestReclaimRacingResume(t *testing.T) {
-	env, id, p, h := newSession(t)
-	sc := startSidecar(t, env)
-	killCLI(t, p, h)
-
-	var reclaims, bySidecar int
-	for i := 0; i < *raceIterations; i++ {
-		before := len(resumes(t, env.SessionDir(id)))
-		next, err := env.Prompt("resume check", "--resume="+id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(next.Kill)
-		mine := realcli.HolderFiles(env.SessionDir(id), next.PID)
-
-		// Two reclaimers, racing the CLI and each other, until the new
-		// lock has been in place for a few more rounds.
-		var (
-			wg      sync.WaitGroup
-			mu      sync.Mutex
-			results []rpc.ReclaimStaleResult
-		)
-		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-		// Start at different points of the CLI's ~2 s start-up, so that
-		// sometimes the sidecar removes the stale lock and sometimes the CLI does.
-		time.Sleep(time.Duration(i%4) * time.Second)
-		for w := 0; w < 2; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				after := 0
-				for ctx.Err() == nil && after < 5 {
-					if done, _ := next.Exited(); done {
-						return
-					}
-					// canResume too: the IDE asks it while a CLI starts, and
-					// it probes afresh.
-					var c rpc.CanResumeResult
-					if err := sc.conn.Call(ctx, "canResume", rpc.CanResumeParams{SessionID: id}, &c); err != nil {
-						if ctx.Err() == nil {
-							t.Errorf("canResume: %v", err)
-						}
-						return
-					}
-					var r rpc.ReclaimStaleResult
-					if err := sc.conn.Call(ctx, "reclaimStale", rpc.ReclaimStaleParams{SessionIDs: []string{id}}, &r); err != nil {
-						if ctx.Err() == nil {
-							t.Errorf("reclaimStale: %v", err)
-						}
-						return
-					}
-					mu.Lock()
-					results = append(results, r)
-					mu.Unlock()
-					if mine.Complete() {
-						after++
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		timedOut := ctx.Err() != nil
-		cancel()
-		if timedOut || !mine.Complete() {
-			var seen []string
-			for _, r := range results {
-				for _, hs := range [][]rpc.Holder{r.Reclaimed, r.Kept} {
-					if hd, ok := holderFor(hs, next.PID); ok {
-						seen = append(seen, fmt.Sprintf("%s/%s %s", hd.Verdict, hd.Reason, hd.Detail))
-					}
-				}
-			}
-			t.Fatalf("iteration %d: copilot pid %d did not keep the session locked; output:\n%s\nits log:\n%s\nwhat reclaimStale said of it (%d answers):\n  %s",
-				i, next.PID, next.Output(), cliLog(env, next.PID), len(seen), strings.Join(uniq(seen), "\n  "))
-		}
-		sidecarGotIt := false
-		for _, r := range results {
-			reclaims++
-			if hd, ok := holderFor(r.Reclaimed, next.PID); ok {
-				t.Fatalf("iteration %d: reclaimStale reclaimed the resuming CLI's lock: %s", i, mustJSON(hd))
-			}
-			for _, f := range r.Failed {
-				if f.Holder.PID == next.PID {
-					t.Fatalf("iteration %d: reclaimStale tried to remove the resuming CLI's lock: %s", i, mustJSON(f))
-				}
-				t.Logf("iteration %d: reclaim of pid %d failed (the CLI may have removed it first): %s", i, f.Holder.PID, f.Error)
-			}
-			if _, ok := holderFor(r.Reclaimed, h.PID); ok {
-				sidecarGotIt = true
-			}
-		}
-		if sidecarGotIt {
-			bySidecar++
-		}
-		if h.Exists() {
-			t.Errorf("iteration %d: the stale lock of pid %d is still there", i, h.PID)
-		}
-		if !mine.Complete() {
-			t.Fatalf("iteration %d: the resuming CLI's lock or hold is gone", i)
-		}
-		if done, _ := next.Exited(); done {
-			t.Fatalf("iteration %d: the resuming CLI exited; output:\n%s", i, next.Output())
-		}
-		// The CLI's own verdict: it found nothing live.
-		evs := resumes(t, env.SessionDir(id))
-		if len(evs) > before {
-			if last := evs[len(evs)-1]; last.Data.AlreadyInUse != nil && *last.Data.AlreadyInUse {
-				t.Errorf("iteration %d: the CLI resumed with alreadyInUse=true", i)
-			}
-		}
-		// Crash it, leaving the stale lock the next iteration races over.
-		p, h = next, mine
-		killCLI(t, p, h)
-	}
-	t.Logf("%d iterations, %d reclaimStale calls; the stale lock was removed by the sidecar %d times and by the resuming CLI itself %d times; no live lock touched",
-		*raceIterations, reclaims, bySidecar, *raceIterations-bySidecar)
-}
-
 // TestConflict: `copilot -p --resume=<id>` does not refuse a session another
 // CLI holds; it records alreadyInUse=true and opens it anyway. Two live
 // writers on one events.jsonl is what conflict is for.
 func TestConflict(t *testing.T) {
 	env, id, first, _ := newSession(t)
-	second, _, inUse := resumeCLI(t, env, id)
+	second, _, inUse, _ := resumeCLI(t, env, id)
 	if !inUse {
 		t.Errorf("the second CLI resumed a live session with alreadyInUse=false")
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,7 +138,7 @@ func startCLI(t *testing.T, env *realcli.Env, sessionID, prompt string, extra ..
 	ctx := ctxLong(t)
 	h, err := env.WaitHolder(ctx, p, sessionID)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, cliLog(env, p.PID))
 	}
 	// Locked is not yet resumable: events.jsonl comes ~0.5 s later, and a
 	// session killed before it exists cannot be resumed ("No session ...
@@ -146,10 +147,10 @@ func startCLI(t *testing.T, env *realcli.Env, sessionID, prompt string, extra ..
 	events := filepath.Join(filepath.Dir(h.Lock), "events.jsonl")
 	for prov.Accepted() == asked || !nonEmpty(events) {
 		if done, _ := p.Exited(); done {
-			t.Fatalf("copilot pid %d exited before asking the model; output:\n%s", p.PID, p.Output())
+			t.Fatalf("copilot pid %d exited before asking the model; output:\n%s\n%s", p.PID, p.Output(), cliLog(env, p.PID))
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("copilot pid %d never asked the model provider; output:\n%s", p.PID, p.Output())
+			t.Fatalf("copilot pid %d never asked the model provider; output:\n%s\n%s", p.PID, p.Output(), cliLog(env, p.PID))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -211,20 +212,24 @@ func resumes(t *testing.T, sessionDir string) []resumeEvent {
 }
 
 // resumeCLI resumes a session non-interactively and reports whether the CLI
-// thought it already in use. It waits for the CLI to lock the session and
-// for the session.resume event that follows.
-func resumeCLI(t *testing.T, env *realcli.Env, id string) (*realcli.Proc, realcli.Holder, bool) {
+// thought it already in use, and who had the pids of the locks it found
+// while it started (see wantNotInUse). It waits for the CLI to lock the
+// session and for the session.resume event that follows.
+func resumeCLI(t *testing.T, env *realcli.Env, id string) (*realcli.Proc, realcli.Holder, bool, []realcli.PIDReport) {
 	t.Helper()
 	before := len(resumes(t, env.SessionDir(id)))
+	watches := watchLocks(env.SessionDir(id), nil)
+	defer stopAll(watches)
 	p, h := startCLI(t, env, id, "resume check", "--resume="+id)
 	ev, ok := waitResumeEvent(t, env, id, before)
+	pids := stopAll(watches)
 	if !ok {
-		t.Fatalf("copilot pid %d locked session %s but wrote no session.resume event; output:\n%s", p.PID, id, p.Output())
+		t.Fatalf("copilot pid %d locked session %s but wrote no session.resume event; output:\n%s\n%s", p.PID, id, p.Output(), cliLog(env, p.PID))
 	}
 	if ev.Data.AlreadyInUse == nil {
 		t.Fatalf("session.resume event without alreadyInUse: the CLI's events changed")
 	}
-	return p, h, *ev.Data.AlreadyInUse
+	return p, h, *ev.Data.AlreadyInUse, pids
 }
 
 // waitResumeEvent waits for a session.resume event after the first before ones.
@@ -258,18 +263,20 @@ func killCLI(t *testing.T, p *realcli.Proc, h realcli.Holder) {
 	}
 }
 
-// cliLog returns the last lines of the CLI's own log for pid
-// ($HOME/.copilot/logs/process-<ms>-<pid>.log), for failure messages.
+// cliLog is the CLI's own log for pid ($HOME/.copilot/logs/process-<ms>-<pid>.log,
+// the newest if a reused pid wrote two), labelled for a failure message.
 func cliLog(env *realcli.Env, pid int) string {
 	files, _ := filepath.Glob(filepath.Join(env.Home, ".copilot", "logs", fmt.Sprintf("process-*-%d.log", pid)))
 	if len(files) == 0 {
-		return "(no log)"
+		return fmt.Sprintf("--- copilot pid %d's own log: none in %s ---", pid, filepath.Join(env.Home, ".copilot", "logs"))
 	}
-	b, err := os.ReadFile(files[0])
+	sort.Strings(files) // the same number of digits in <ms> until 2286
+	f := files[len(files)-1]
+	b, err := os.ReadFile(f)
 	if err != nil {
-		return err.Error()
+		return fmt.Sprintf("--- copilot pid %d's own log: %v ---", pid, err)
 	}
-	return tail(string(b), 25)
+	return fmt.Sprintf("--- copilot pid %d's own log (%s) ---\n%s", pid, f, headTail(string(b), 40))
 }
 
 func nonEmpty(path string) bool {

@@ -28,6 +28,9 @@ type sidecar struct {
 	conn   *jsonrpc2.Conn
 	stderr strings.Builder
 	errMu  sync.Mutex
+	// shown: a failing part of the test (an iteration) printed the part of
+	// the log written during it, so the whole log is not printed again.
+	shown bool
 
 	mu    sync.Mutex
 	notes []rpc.SessionsChangedParams
@@ -40,10 +43,24 @@ func (s *sidecar) Write(p []byte) (int, error) { // stderr sink
 	return s.stderr.Write(p)
 }
 
-func (s *sidecar) logs() string {
+// logLen marks where the log is now, for logSince.
+func (s *sidecar) logLen() int {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
-	return s.stderr.String()
+	return s.stderr.Len()
+}
+
+// logSince is the log written since mark, labelled for a failure message;
+// it counts as shown.
+func (s *sidecar) logSince(mark int, what string) string {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	s.shown = true
+	l := s.stderr.String()[mark:]
+	if l == "" {
+		l = "(nothing)\n"
+	}
+	return fmt.Sprintf("--- sessionlocks serve log (stderr, --log-level info) %s ---\n%s", what, headTail(l, 150))
 }
 
 type stdio struct {
@@ -87,8 +104,8 @@ func startSidecar(t *testing.T, env *realcli.Env, args ...string) *sidecar {
 			<-done
 			t.Errorf("sessionlocks serve did not exit within 10s of stdin closing")
 		}
-		if t.Failed() {
-			t.Logf("sessionlocks serve stderr (last lines):\n%s", tail(s.logs(), 40))
+		if t.Failed() && !s.shown {
+			t.Logf("%s", s.logSince(0, "of the whole test"))
 		}
 	})
 	return s
@@ -185,11 +202,13 @@ func (s *sidecar) session(id string) rpc.Session {
 	return r.Sessions[0]
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
+// headTail returns s whole if it has at most 2n lines, else its first and
+// last n: how a failure began and how it ended.
+func headTail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = append([]string{fmt.Sprintf("(%d lines before)", len(lines)-n)}, lines[len(lines)-n:]...)
+	if len(lines) > 2*n {
+		skipped := fmt.Sprintf("(%d lines left out)", len(lines)-2*n)
+		lines = append(append(lines[:n:n], skipped), lines[len(lines)-n:]...)
 	}
 	return strings.Join(lines, "\n")
 }

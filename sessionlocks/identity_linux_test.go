@@ -782,8 +782,9 @@ echo %d > /proc/sys/kernel/ns_last_pid
 			pid, _ = strconv.Atoi(f[1])
 			child, _ := strconv.Atoi(f[2])
 			t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
-			os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0)
+			restore := steerNextPID(pid)
 			reuser = startSleeper(t)
+			restore()
 			if reuser.Process.Pid == pid {
 				break
 			}

@@ -85,8 +85,10 @@ func TestPIDReusedByAnotherCopilotHere(t *testing.T) {
 				if format == "new" {
 					touch(t, filepath.Join(sd, "reused", holdFileName(pid)), old)
 				}
-				os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0)
-				if second := startHolder(t, sd, "elsewhere"); second.pid == pid {
+				restore := steerNextPID(pid)
+				second := startHolder(t, sd, "elsewhere")
+				restore()
+				if second.pid == pid {
 					break
 				}
 				if try == 5 {
@@ -161,4 +163,22 @@ func runNamespaceHelper() int {
 	h := s.Holders[0]
 	fmt.Printf("verdict %s %s %s\n", h.Verdict, h.Reason, h.Detail)
 	return 0
+}
+
+// steerNextPID makes pid the next pid the machine hands out, and returns
+// the function that puts the counter back where it was: every other process
+// on the machine (other tests' among them) would otherwise be handed
+// recently freed pids, the very ones they may hold for dead.
+func steerNextPID(pid int) (restore func()) {
+	const path = "/proc/sys/kernel/ns_last_pid"
+	before, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strconv.Itoa(pid-1)), 0)
+	return func() {
+		last, _ := strconv.Atoi(strings.TrimSpace(string(before)))
+		now, _ := os.ReadFile(path)
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(now))); n > last {
+			last = n
+		}
+		os.WriteFile(path, []byte(strconv.Itoa(last)), 0)
+	}
 }

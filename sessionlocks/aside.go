@@ -67,11 +67,13 @@ func parseAside(name string) aside {
 // recovers only under the session's mutex, when none of its own removals
 // in the session is under way.
 func (a aside) running() bool {
-	if a.remover == 0 || a.remover == self().pid {
-		return false
-	}
-	start, err := ProcessStart(a.remover)
-	return err == nil && SameStart(start, a.started)
+	return a.remover != 0 && a.remover != self().pid && (identity{a.remover, a.started}).running()
+}
+
+// running reports whether the process id names still runs, the same one.
+func (id identity) running() bool {
+	start, err := ProcessStart(id.pid)
+	return err == nil && SameStart(start, id.start)
 }
 
 // identity is a process's pid and start time.

@@ -8,8 +8,11 @@ package sessionlocks
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,11 +54,15 @@ func (e *Engine) cliTolerance() time.Duration {
 }
 
 // measureSkew creates a file in dir (never making dir) and compares its
-// modification time with the local clock read around its creation.
+// modification time with the local clock read around its creation. The
+// file's name says who made it: one that a process killed meanwhile left
+// behind is removed by the next measure (clearClockFiles).
 func measureSkew(dir string) (time.Duration, error) {
-	var r [8]byte
+	var r [4]byte
 	rand.Read(r[:])
-	name := filepath.Join(dir, ".sessionlocks-clock-"+hex.EncodeToString(r[:]))
+	me := self()
+	name := filepath.Join(dir, fmt.Sprintf("%s%d.%d.%s", clockPrefix, me.pid, me.start.UnixMilli(), hex.EncodeToString(r[:])))
+	defer clearClockFiles(dir)
 	before := time.Now()
 	f, err := shareopen.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -74,4 +81,34 @@ func measureSkew(dir string) (time.Duration, error) {
 		d = -d
 	}
 	return d, nil
+}
+
+// clockPrefix begins the name of the file measureSkew makes.
+const clockPrefix = ".sessionlocks-clock."
+
+// clearClockFiles removes the files measureSkew made in dir whose maker no
+// longer runs (and those of older builds, named without their maker, once
+// a minute old).
+func clearClockFiles(dir string) {
+	d, err := shareopen.Open(dir)
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		if rest, ok := strings.CutPrefix(n, clockPrefix); ok {
+			f := strings.SplitN(rest, ".", 3)
+			pid, _ := strconv.Atoi(f[0])
+			ms, _ := strconv.ParseInt(f[min(1, len(f)-1)], 10, 64)
+			if len(f) == 3 && pid != self().pid && !(identity{pid, time.UnixMilli(ms)}).running() {
+				os.Remove(path)
+			}
+		} else if strings.HasPrefix(n, ".sessionlocks-clock-") {
+			if fi, err := os.Lstat(path); err == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.Remove(path)
+			}
+		}
+	}
 }

@@ -173,7 +173,7 @@ func genStateDir(b *testing.B, sd string, n int, quoted bool) map[string]int {
 		os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o700)
 		os.MkdirAll(filepath.Join(dir, "files"), 0o700)
 		ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute).Format(time.RFC3339Nano)
-		yaml := fmt.Sprintf("id: %s\ncwd: /home/dev/src/project-%d\nclient_name: cli\n%suser_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n", id, i%37, benchName(i, quoted), ts, ts)
+		yaml := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: cli\n%suser_named: false\nsummary_count: 2\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n", id, filepath.FromSlash(fmt.Sprintf("/home/dev/src/project-%d", i%37)), benchName(i, quoted), ts, ts)
 		os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(yaml), 0o600)
 		os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(`{"type":"session.start"}`+"\n"), 0o600)
 		for _, f := range []string{"workspace.yaml", "events.jsonl"} {

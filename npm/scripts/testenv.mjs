@@ -59,7 +59,8 @@ export function writeSession(stateDir, id, { name = id, updatedAt = new Date() }
   const iso = updatedAt.toISOString();
   fs.writeFileSync(
     path.join(dir, 'workspace.yaml'),
-    `id: ${id}\ncwd: /home/dev/project\nname: ${name}\nclient_name: test\ncreated_at: ${iso}\nupdated_at: ${iso}\n`,
+    // This system's kind of path: a POSIX one on Windows says WSL wrote it.
+    `id: ${id}\ncwd: ${path.join('/home/dev', 'project')}\nname: ${name}\nclient_name: test\ncreated_at: ${iso}\nupdated_at: ${iso}\n`,
   );
   return dir;
 }

@@ -31,7 +31,7 @@ function writeSession(stateDir, id, { pids = [], updatedAt = '2026-01-02T10:00:0
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, 'workspace.yaml'),
-    `id: ${id}\ncwd: /home/dev/${id}\nclient_name: cli\nname: Session ${id}\n` +
+    `id: ${id}\ncwd: ${path.join('/home/dev', id)}\nclient_name: cli\nname: Session ${id}\n` + // this system's kind of path: a POSIX one on Windows says WSL wrote it
       `created_at: 2026-01-01T10:00:00.000Z\nupdated_at: ${updatedAt}\n`,
   );
   for (const pid of pids) fs.writeFileSync(path.join(dir, `inuse.${pid}.lock`), `${pid}\n`);

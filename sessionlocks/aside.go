@@ -76,6 +76,29 @@ func (id identity) running() bool {
 	return err == nil && SameStart(start, id.start)
 }
 
+// unlinked holds the set-aside files this process deleted that Windows
+// still shows: a file another process holds open stays, pending deletion,
+// until that handle closes. They are finished work, not a removal to
+// recover (recovery would rename a deleted file back). Unix never adds one.
+var unlinked sync.Map // path -> struct{}
+
+func markUnlinked(path string) {
+	unlinked.Store(path, struct{}{})
+	n := 0
+	unlinked.Range(func(k, _ any) bool { n++; return true })
+	if n > 1024 {
+		unlinked.Range(func(k, _ any) bool {
+			if _, err := os.Lstat(k.(string)); err != nil {
+				unlinked.Delete(k)
+			}
+			return true
+		})
+	}
+}
+
+// isUnlinked reports whether path is a set-aside file this process deleted.
+func isUnlinked(path string) bool { _, ok := unlinked.Load(path); return ok }
+
 // identity is a process's pid and start time.
 type identity struct {
 	pid   int

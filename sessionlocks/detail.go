@@ -207,6 +207,9 @@ func pidNow(pid int, p procInfo) string {
 	case procGone:
 		return fmt.Sprintf("; pid %d is not running", pid)
 	case procZombie:
+		if runtime.GOOS == "windows" {
+			return fmt.Sprintf("; pid %d has exited (a handle another process holds keeps its pid)", pid)
+		}
 		return fmt.Sprintf("; pid %d is a zombie", pid)
 	case procThread:
 		return fmt.Sprintf("; pid %d is now a thread%s, not a process", pid, threadOf(p))

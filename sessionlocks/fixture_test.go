@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -38,6 +39,14 @@ func TestRealCLIFixture(t *testing.T) {
 		newer.CWD != "/home/example/project" || newer.ClientName != "github/cli" ||
 		!newer.UpdatedAt.Equal(time.Date(2026, 1, 2, 3, 4, 6, 789e6, time.UTC)) {
 		t.Errorf("1.0.102 metadata: %+v", newer)
+	}
+	if runtime.GOOS == "windows" {
+		// Its working directory is a POSIX one: seen from Windows, WSL wrote
+		// it, and no pid or lock here says whether its CLI still runs.
+		if newer.State != StateUnknown {
+			t.Fatalf("1.0.102 session (a Linux one) seen from Windows: %s, want unknown", newer.State)
+		}
+		return
 	}
 	if newer.State != StateStale || len(newer.Holders) != 1 {
 		t.Fatalf("1.0.102 session: %s with %d holders", newer.State, len(newer.Holders))

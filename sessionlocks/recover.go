@@ -37,7 +37,7 @@ func (e *Engine) recoverSession(ctx context.Context, id string, opLocked bool) e
 	}
 	restored := map[int]bool{}
 	for _, n := range names {
-		if a := parseAside(n); isAsideName(n) && !a.running() {
+		if a := parseAside(n); isAsideName(n) && !isUnlinked(filepath.Join(rm.dir, n)) && !a.running() {
 			if pid := e.recoverAside(id, rm, a); pid > 0 {
 				restored[pid] = true
 			}

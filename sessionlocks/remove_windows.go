@@ -39,6 +39,7 @@ func (rm remover) remove(name string, want fileID) error {
 	if err == nil {
 		reached(stepChecked, path)
 		if err = os.Remove(filepath.Join(rm.dir, aside)); err == nil {
+			markUnlinked(filepath.Join(rm.dir, aside)) // shown until its holder closes it
 			reached(stepUnlinked, path)
 			return nil
 		}

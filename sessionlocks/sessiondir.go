@@ -78,7 +78,7 @@ func (s *dirSnapshot) readNames(dir string) error {
 	for _, n := range names {
 		if lf, ok := lockFileOf(n); ok {
 			s.files = append(s.files, lf)
-		} else if isAsideName(n) {
+		} else if isAsideName(n) && !isUnlinked(filepath.Join(dir, n)) {
 			s.aside = true
 		}
 	}

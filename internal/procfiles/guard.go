@@ -28,16 +28,15 @@ type result[T any] struct {
 func guarded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	var zero T
 	ctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel() // only once this caller is done: f's context must outlive its answer
 	select {
 	case slot <- struct{}{}:
 	case <-ctx.Done():
-		cancel()
 		return zero, ErrBusy
 	}
 	out := make(chan result[T], 1)
 	go func() {
 		defer func() { <-slot }()
-		defer cancel()
 		v, err := f(ctx)
 		out <- result[T]{v, err}
 	}()

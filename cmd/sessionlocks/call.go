@@ -17,7 +17,6 @@ import (
 
 	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/rpc"
-	"github.com/copilot-ide/sessionlocks/schema"
 )
 
 func init() {
@@ -73,7 +72,7 @@ methods:`)
 		}
 	}
 	// The REPL's parser, with the schema the server serves (rpc.discover).
-	params, err := repl.ParseArgs(schema.OpenRPC, method, rest)
+	params, err := repl.ParseArgs(method, rest)
 	if err != nil {
 		fmt.Fprintf(stderr, "sessionlocks call %s: %v\n", method, err)
 		return 2

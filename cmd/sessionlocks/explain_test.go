@@ -27,7 +27,7 @@ func TestExplain(t *testing.T) {
 			t.Fatalf("got %+v", x)
 		}
 		h := x.Holders[0]
-		if h.PID != 2147483000 || h.Verdict != "stale" || h.Rule != "process-exited" || h.Hold != holdNone || h.LockAgeMs < 0 ||
+		if h.PID != 2147483000 || h.Verdict != "stale" || h.Rule != "process-exited" || h.Hold != "none" || h.LockAgeMs < 0 ||
 			!strings.Contains(h.Why, "is not running") || !strings.Contains(h.Action, "sessionlocks call reclaimStale "+stale) {
 			t.Errorf("holder %+v", h)
 		}

@@ -7,9 +7,6 @@ package main
 // from where npm puts the real CLI, so that it is recognised as the CLI.
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +48,7 @@ var demoSessions = []struct {
 }
 
 // startDemo builds the demo state dir; exe is this binary.
-func startDemo(ctx context.Context, exe string) (d *demo, err error) {
+func startDemo(exe string) (d *demo, err error) {
 	root, err := os.MkdirTemp("", "sessionlocks-demo-")
 	if err != nil {
 		return nil, err
@@ -71,8 +68,8 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 			return d, err
 		}
 	}
-	for _, step := range []func(context.Context, time.Time) error{d.live, d.killed, d.reused, d.unverified} {
-		if err := step(ctx, now); err != nil {
+	for _, step := range []func(time.Time) error{d.live, d.killed, d.reused, d.unverified} {
+		if err := step(now); err != nil {
 			return d, err
 		}
 	}
@@ -108,9 +105,9 @@ func placeCLI(exe, root string) (string, error) {
 // live: a CLI holding the session, .lock written, .hold flocked. With
 // --exit-on-eof, should the REPL die without cleaning up, the holder sees
 // its stdin close and goes too.
-func (d *demo) live(ctx context.Context, now time.Time) error {
+func (d *demo) live(now time.Time) error {
 	s := demoSessions[0]
-	h, pid, err := d.startHolder(ctx, s.id)
+	h, pid, err := d.startHolder(s.id)
 	if err != nil {
 		d.note(s.id, "inUse", "not set up: "+err.Error())
 		return nil
@@ -131,9 +128,9 @@ func (d *demo) live(ctx context.Context, now time.Time) error {
 // killed: the same, SIGKILLed: its .lock and .hold stay behind, the flock
 // is gone. Dated back to the session's last update, as if it crashed then
 // (a lock younger than the settle window would still count as opening).
-func (d *demo) killed(ctx context.Context, now time.Time) error {
+func (d *demo) killed(now time.Time) error {
 	s := demoSessions[1]
-	h, pid, err := d.startHolder(ctx, s.id)
+	h, pid, err := d.startHolder(s.id)
 	if err != nil {
 		d.note(s.id, "stale", "not set up: "+err.Error())
 		return nil
@@ -156,7 +153,7 @@ func (d *demo) killed(ctx context.Context, now time.Time) error {
 // minutes before it started or, on a machine that booted later than that
 // (a fresh CI machine), halfway between boot (pid 1's start) and then: a
 // lock older than the boot reads predates-boot instead.
-func (d *demo) reused(_ context.Context, _ time.Time) error {
+func (d *demo) reused(time.Time) error {
 	s, me := demoSessions[2], os.Getpid()
 	start, err := sessionlocks.ProcessStart(me)
 	if err != nil {
@@ -179,7 +176,7 @@ func (d *demo) reused(_ context.Context, _ time.Time) error {
 
 // unverified: a lock in the pre-.hold format naming a live process older
 // than the lock that is not the CLI (pid 1): nothing proves it stale or live.
-func (d *demo) unverified(_ context.Context, now time.Time) error {
+func (d *demo) unverified(now time.Time) error {
 	s := demoSessions[3]
 	start, err := sessionlocks.ProcessStart(1)
 	if err != nil || now.Sub(start) < 20*time.Second {
@@ -199,49 +196,28 @@ func (d *demo) banner() string {
 		"\ntry: listSessions, canResume 5e55, reclaimStale dryRun=true, .help\n"
 }
 
-// startHolder runs the fake CLI on a session and waits for its "ready <pid>".
-func (d *demo) startHolder(ctx context.Context, id string) (*exec.Cmd, int, error) {
+// startHolder runs the fake CLI on a session and waits (10 s at most) for
+// its "ready <pid>".
+func (d *demo) startHolder(id string) (*exec.Cmd, int, error) {
 	cmd := exec.Command(d.cli, "_fakecli", "--state-dir", d.stateDir, "--session", id, "--exit-on-eof")
 	repl.Isolate(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, 0, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, 0, err
-	}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
 	d.stdins = append(d.stdins, stdin)
-	ready := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- l
-		io.Copy(io.Discard, stdout)
-	}()
+	hung := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
 	var pid int
-	select {
-	case l := <-ready:
-		if _, err = fmt.Sscanf(l, "ready %d\n", &pid); err != nil {
-			err = fmt.Errorf("fake CLI did not open the session: %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		err = errors.New("fake CLI not ready after 10s")
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
+	_, err := fmt.Fscanf(stdout, "ready %d\n", &pid)
+	if !hung.Stop() || err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			err = fmt.Errorf("%w: %s", err, msg)
-		}
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("the fake CLI did not open the session: %v %s", err, strings.TrimSpace(stderr.String()))
 	}
+	go io.Copy(io.Discard, stdout)
 	return cmd, pid, nil
 }
 

@@ -119,7 +119,13 @@ func TestExplainLiveHolders(t *testing.T) {
 		}
 	}
 
-	// list marks the orphan, and its JSON has the wire's fields.
+	checkListOrphans(t, bin, state, orphan, owned, sh.Process.Pid)
+}
+
+// checkListOrphans: list marks the orphan (only it), and its JSON has the
+// wire's fields.
+func checkListOrphans(t *testing.T, bin, state, orphan, owned string, launcher int) {
+	t.Helper()
 	stdout, _, _ := runBin(t, bin, "", "list", "--state-dir", state)
 	if !regexp.MustCompile(`(?m)^0c000000 .* inUse\* `).MatchString(stdout) || !strings.Contains(stdout, "* left running after its launcher exited") ||
 		regexp.MustCompile(`(?m)^0a000000 .* inUse\*`).MatchString(stdout) {
@@ -148,8 +154,8 @@ func TestExplainLiveHolders(t *testing.T) {
 			t.Errorf("%s: no orphaned in list --json", s.ID)
 		case s.ID == orphan && (!*h.Orphaned || h.Launcher != nil):
 			t.Errorf("%s: orphaned %v, launcher %+v: want an orphan whose launcher was never seen", s.ID, *h.Orphaned, h.Launcher)
-		case s.ID == owned && (*h.Orphaned || h.Launcher == nil || h.Launcher.PID != sh.Process.Pid || !h.Launcher.Alive):
-			t.Errorf("%s: orphaned %v, launcher %+v: want not orphaned, launched by %d", s.ID, *h.Orphaned, h.Launcher, sh.Process.Pid)
+		case s.ID == owned && (*h.Orphaned || h.Launcher == nil || h.Launcher.PID != launcher || !h.Launcher.Alive):
+			t.Errorf("%s: orphaned %v, launcher %+v: want not orphaned, launched by %d", s.ID, *h.Orphaned, h.Launcher, launcher)
 		}
 	}
 }

@@ -51,7 +51,7 @@ verdict it gives and every lock it removes).`)
 	defer stop()
 	var banner string
 	if *demo {
-		d, err := startDemo(ctx, exe)
+		d, err := startDemo(exe)
 		if err != nil {
 			say(stderr, "sessionlocks repl --demo: %v", err)
 			return 1

@@ -10,7 +10,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,7 +29,7 @@ func TestTwoAM(t *testing.T) {
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
 	t.Setenv("TMPDIR", filepath.Join(home, "tmp")) // where startDemo makes its dir, which mask knows
-	d, err := startDemo(context.Background(), bin)
+	d, err := startDemo(bin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 			}
 			pending = append(pending, l)
 			text := strings.Join(pending, "\n")
-			if depth(text) > 0 {
+			if _, depth, _ := split(text); depth > 0 {
 				continue
 			}
 			if r.line != nil {

@@ -92,7 +92,7 @@ func TestDepth(t *testing.T) {
 		{"x {}", 0},
 	}
 	for _, tt := range tests {
-		if got := depth(tt.text); got != tt.want {
+		if _, got, _ := split(tt.text); got != tt.want {
 			t.Errorf("depth(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}

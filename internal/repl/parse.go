@@ -41,9 +41,12 @@ func (p parser) parse(line string) (string, json.RawMessage, error) {
 	if i := strings.IndexAny(name, "{["); i > 0 { // listSessions{"limit":1}
 		name, rest = name[:i], name[i:]+" "+rest
 	}
-	args, err := splitArgs(rest)
-	if err != nil || len(args) == 0 {
-		return name, nil, err
+	args, _, quote := split(rest)
+	if quote != 0 {
+		return "", nil, fmt.Errorf("unterminated %c quote", quote)
+	}
+	if len(args) == 0 {
+		return name, nil, nil
 	}
 	params, err := p.params(name, args)
 	return name, params, err
@@ -210,12 +213,13 @@ func isIdent(s string) bool {
 	}) < 0
 }
 
-// splitArgs splits on white space outside quotes, brackets and braces, so
-// that ids=["a", "b"] and name="two words" stay one argument each.
-func splitArgs(s string) ([]string, error) {
-	var args []string
+// split splits s on white space outside quotes, brackets and braces, so
+// that ids=["a", "b"] and name="two words" stay one argument each, and says
+// how many brackets and braces it leaves open (while any are, the REPL
+// reads continuation lines) and which quote, if any.
+func split(s string) (args []string, depth int, quote rune) {
 	var cur strings.Builder
-	depth, quote, escaped := 0, rune(0), false
+	escaped := false
 	for _, r := range s {
 		switch {
 		case escaped:
@@ -241,33 +245,8 @@ func splitArgs(s string) ([]string, error) {
 		}
 		cur.WriteRune(r)
 	}
-	if quote != 0 {
-		return nil, fmt.Errorf("unterminated %c quote", quote)
-	}
 	if cur.Len() > 0 {
 		args = append(args, cur.String())
 	}
-	return args, nil
-}
-
-// depth is how many braces and brackets text leaves open, outside strings:
-// while it is above zero, the REPL reads continuation lines.
-func depth(text string) int {
-	d, inString, escaped := 0, false, false
-	for _, r := range text {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && r == '\\':
-			escaped = true
-		case r == '"':
-			inString = !inString
-		case inString:
-		case r == '{' || r == '[':
-			d++
-		case r == '}' || r == ']':
-			d--
-		}
-	}
-	return d
+	return args, depth, quote
 }

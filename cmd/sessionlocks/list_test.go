@@ -1,5 +1,7 @@
 package main
 
+// list's table and JSON on the demo's state dir.
+
 import (
 	"encoding/json"
 	"os/exec"

@@ -1,5 +1,7 @@
 package main
 
+// The REPL's golden transcripts (testdata/repl) and its log flags.
+
 import (
 	"bytes"
 	"context"

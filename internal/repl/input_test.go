@@ -1,5 +1,7 @@
 package repl
 
+// Parsing what is typed, completion, colour and .help, against the built-in schema.
+
 import (
 	"strings"
 	"testing"

@@ -1,5 +1,7 @@
 package repl
 
+// The printer escapes what is not its own, with or without colour; $token and $last.
+
 import (
 	"encoding/json"
 	"regexp"

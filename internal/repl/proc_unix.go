@@ -2,6 +2,8 @@
 
 package repl
 
+// The REPL's children on Unix: a session of their own, and liner's redraw.
+
 import (
 	"os"
 	"os/exec"

@@ -79,7 +79,8 @@ func startDemo(exe string) (d *demo, err error) {
 
 // placeCLI puts exe where npm puts the CLI's native binary
 // (node_modules/@github/copilot-<os>-<arch>/copilot), as a hard link or
-// else a copy, and returns that path.
+// else a copy, and returns that path. On Windows always a copy: a link to
+// the running REPL's own image could not be deleted at the end.
 func placeCLI(exe, root string) (string, error) {
 	osName, arch, ext := runtime.GOOS, runtime.GOARCH, ""
 	if osName == "windows" {
@@ -92,7 +93,7 @@ func placeCLI(exe, root string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(cli), 0o700); err != nil {
 		return "", err
 	}
-	if os.Link(exe, cli) == nil {
+	if runtime.GOOS != "windows" && os.Link(exe, cli) == nil {
 		return cli, nil
 	}
 	b, err := os.ReadFile(exe)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -198,15 +199,14 @@ func where(s sessionlocks.Session, h sessionlocks.Holder) string {
 
 // processName is the program's file name, from its argv or command line.
 func processName(p *sessionlocks.Process) string {
-	switch {
-	case p == nil:
-		return ""
-	case len(p.Argv) > 0:
-		return filepath.Base(p.Argv[0])
-	case p.Command != "":
-		return filepath.Base(strings.Fields(p.Command)[0])
+	var argv []string
+	if p != nil {
+		argv = slices.Concat(p.Argv, strings.Fields(p.Command))
 	}
-	return ""
+	if len(argv) == 0 || argv[0] == "" {
+		return ""
+	}
+	return filepath.Base(argv[0])
 }
 
 // writeExplanation prints x for a person: the session, then each holder.

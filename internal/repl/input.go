@@ -8,7 +8,6 @@ package repl
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,7 +115,7 @@ func (r *repl) closeLine() {
 		f, err = os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	}
 	if err != nil {
-		fmt.Fprintln(r.o.Err, "sessionlocks repl: history:", err)
+		warn(r.o.Err, "sessionlocks repl: history:", err)
 		return
 	}
 	defer f.Close()

@@ -62,6 +62,11 @@ func (p *printer) json(raw json.RawMessage) string {
 	return s
 }
 
+// warn writes a line to w (stderr), escaped: it may name paths and errors.
+func warn(w io.Writer, a ...any) {
+	io.WriteString(w, escape.Text(strings.TrimSuffix(fmt.Sprintln(a...), "\n"))+"\n")
+}
+
 // print writes s from the REPL's own loop.
 func (p *printer) print(s string) {
 	p.mu.Lock()

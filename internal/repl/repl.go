@@ -80,13 +80,13 @@ func Run(ctx context.Context, o Options) int {
 	var err error
 	r.srv, err = startServer(o.Serve, logw, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
 	if err != nil {
-		fmt.Fprintln(o.Err, "sessionlocks repl:", err)
+		warn(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
 	reported := false // the server's exit, already
 	defer func() {
 		if err := r.srv.close(); err != nil && ctx.Err() == nil && !reported {
-			fmt.Fprintln(o.Err, "sessionlocks repl: serve:", err)
+			warn(o.Err, "sessionlocks repl: serve:", err)
 		}
 		logw.flush()
 	}()
@@ -99,11 +99,15 @@ func Run(ctx context.Context, o Options) int {
 	if err := r.srv.rpc.Call(ctx, "listSessions", nil, &res); err == nil {
 		r.answers.learn(res, false)
 	} else if !errors.As(err, new(*rpc.Error)) {
-		fmt.Fprintf(o.Err, "sessionlocks repl: %v\n", err)
+		warn(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
 	r.trace.Store(o.Trace)
-	r.out.print(o.Banner)
+	for _, l := range strings.Split(strings.TrimSuffix(o.Banner, "\n"), "\n") {
+		if l != "" {
+			r.out.print(r.out.line("", l))
+		}
+	}
 	if o.Interactive {
 		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.stateDir())) +
 			".help lists methods and commands; Tab completes; Ctrl-D quits.\n")

@@ -87,15 +87,9 @@ type explanation struct {
 	Next string `json:"next"`
 }
 
-// explainedHolder is one holder's evidence, rule and remedy.
+// explainedHolder adds to one of session.holders (the same place in the
+// list) what explain says about it beyond the wire's fields.
 type explainedHolder struct {
-	PID     int    `json:"pid"`
-	Verdict string `json:"verdict"`
-	// Rule names the rule that decided (the holder's reason); Why is its sentence.
-	Rule string `json:"rule"`
-	Why  string `json:"why"`
-	// LockAgeMs is how long ago the lock was written.
-	LockAgeMs int64 `json:"lockAgeMs"`
 	// Hold is the .hold's state: none, locked, unlocked or unprobed.
 	Hold string `json:"hold"`
 	// Attachment says, for a live holder, who started it, its terminal,
@@ -133,16 +127,7 @@ func explainSession(st sessionlocks.Status, s sessionlocks.Session, now time.Tim
 		if h.Verdict == sessionlocks.Stale {
 			stale++
 		}
-		x.Holders = append(x.Holders, explainedHolder{
-			PID:        h.PID,
-			Verdict:    string(h.Verdict),
-			Rule:       string(h.Reason),
-			Why:        h.Detail,
-			LockAgeMs:  now.Sub(h.LockWrittenAt).Milliseconds(),
-			Hold:       holdState(h),
-			Attachment: h.Attachment,
-			Action:     holderAction(s, h),
-		})
+		x.Holders = append(x.Holders, explainedHolder{Hold: holdState(h), Attachment: h.Attachment, Action: holderAction(s, h)})
 	}
 	switch s.State {
 	case sessionlocks.StateFree:

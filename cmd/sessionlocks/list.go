@@ -114,7 +114,8 @@ func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, w
 		}
 		state := stateText(s)
 		marks[state[len(s.State):]] = true
-		cells := []string{id, clip(s.Name, 40), state, holderPIDs(s), holderReasons(s), ago(s.UpdatedAt, now)}
+		pids, reasons := holderCells(s)
+		cells := []string{id, clip(s.Name, 40), state, pids, reasons, ago(s.UpdatedAt, now)}
 		for i, c := range cells {
 			cells[i] = escape.Text(orDash(c))
 		}
@@ -146,24 +147,17 @@ func stateText(s sessionlocks.Session) string {
 
 func orphaned(h sessionlocks.Holder) bool { return h.Orphaned != nil && *h.Orphaned }
 
-// holderPIDs is "4242,4243": the pids the session's locks name.
-func holderPIDs(s sessionlocks.Session) string {
-	var pids []string
+// holderCells are "4242,4243", the pids the session's locks name, and
+// "hold-locked,pid-reused", each rule that decided, once.
+func holderCells(s sessionlocks.Session) (pids, reasons string) {
+	var p, r []string
 	for _, h := range s.Holders {
-		pids = append(pids, strconv.Itoa(h.PID))
-	}
-	return strings.Join(pids, ",")
-}
-
-// holderReasons is "hold-locked,pid-reused": each rule that decided, once.
-func holderReasons(s sessionlocks.Session) string {
-	var reasons []string
-	for _, h := range s.Holders {
-		if r := string(h.Reason); !slices.Contains(reasons, r) {
-			reasons = append(reasons, r)
+		p = append(p, strconv.Itoa(h.PID))
+		if !slices.Contains(r, string(h.Reason)) {
+			r = append(r, string(h.Reason))
 		}
 	}
-	return strings.Join(reasons, ",")
+	return strings.Join(p, ","), strings.Join(r, ",")
 }
 
 // uniquePrefixes gives each id the shortest prefix of at least n characters

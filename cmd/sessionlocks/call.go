@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,22 +14,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/copilot-ide/sessionlocks/internal/escape"
 	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/rpc"
-	"github.com/copilot-ide/sessionlocks/schema"
 )
 
-func init() {
-	register("call", command{
-		summary: "run one JSON-RPC request in-process and print the result",
-		run:     runCall,
-	})
-}
-
 func runCall(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks call", func(fs *flag.FlagSet) {
-		w := fs.Output()
-		fmt.Fprintln(w, `usage: sessionlocks call [flags] METHOD [PARAMS...]
+	var help strings.Builder
+	help.WriteString(`usage: sessionlocks call [flags] METHOD [PARAMS...]
 
 Runs one request through the same codec and handler as serve and prints the
 result as JSON (indented on a terminal). An error goes to stderr, exit status 1.
@@ -41,12 +32,10 @@ PARAMS are typed as in the REPL:
 A session id may be a unique prefix of one, as sessionlocks list prints them.
 
 methods:`)
-		for _, m := range rpc.Methods {
-			fmt.Fprintf(w, "  %-13s %s\n", m.Name, m.Summary)
-		}
-		fmt.Fprintln(w, "\nflags:")
-		fs.PrintDefaults()
-	})
+	for _, m := range rpc.Methods {
+		fmt.Fprintf(&help, "\n  %-13s %s", m.Name, m.Summary)
+	}
+	fs := newFlags("sessionlocks call", help.String())
 	var ef engineFlags
 	ef.register(fs)
 	var lf logFlags
@@ -56,37 +45,37 @@ methods:`)
 		return code
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "sessionlocks call: which method? e.g. sessionlocks call listSessions; see sessionlocks call -h")
+		say(stderr, "sessionlocks call: which method? e.g. sessionlocks call listSessions; see sessionlocks call -h")
 		return 2
 	}
 	method, rest := pos[0], pos[1:]
 	if len(rest) == 1 && rest[0] == "-" {
 		b, err := io.ReadAll(os.Stdin)
+		b = bytes.TrimSpace(b)
+		if err == nil && !bytes.HasPrefix(b, []byte("{")) && !bytes.HasPrefix(b, []byte("[")) {
+			err = errors.New("params from stdin must be JSON, an object or an array; give key=value on the command line instead")
+		}
 		if err != nil {
-			fmt.Fprintln(stderr, "sessionlocks call: reading params from stdin:", err)
+			say(stderr, "sessionlocks call: reading params from stdin: %v", err)
 			return 2
 		}
-		rest = []string{string(bytes.TrimSpace(b))}
-		if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) && !bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
-			fmt.Fprintln(stderr, "sessionlocks call: params from stdin must be JSON, an object or an array; give key=value on the command line instead")
-			return 2
-		}
+		rest = []string{string(b)}
 	}
-	// The REPL's parser, with the schema the server serves (rpc.discover).
-	params, err := repl.ParseArgs(schema.OpenRPC, method, rest)
+	params, err := repl.ParseArgs(method, rest) // the REPL's parser
+
 	if err != nil {
-		fmt.Fprintf(stderr, "sessionlocks call %s: %v\n", method, err)
+		say(stderr, "sessionlocks call %s: %v", method, err)
 		return 2
 	}
-	log, closeLog, err := newLogger(lf.level, lf.file, stderr)
+	log, sink, err := lf.open(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks call:", err)
+		say(stderr, "sessionlocks call: %v", err)
 		return 2
 	}
-	defer closeLog()
+	defer sink.Close(logFlushWait)
 	engine, err := ef.engine(log)
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks call:", err)
+		say(stderr, "sessionlocks call: %v", err)
 		return 1
 	}
 
@@ -110,28 +99,30 @@ methods:`)
 		printCallError(stderr, method, err)
 		return 1
 	}
-	return printJSON(stdout, result, isTerminal(stdout))
+	return printJSON(stdout, result)
 }
 
 func printCallError(w io.Writer, method string, err error) {
 	var e *rpc.Error
 	if !errors.As(err, &e) {
-		fmt.Fprintf(w, "sessionlocks call %s: %v\n", method, err)
+		say(w, "sessionlocks call %s: %v", method, err)
 		return
 	}
-	fmt.Fprintf(w, "sessionlocks call %s: error %d: %s\n", method, e.Code, e.Message)
+	say(w, "sessionlocks call %s: error %d: %s", method, e.Code, e.Message)
 	if e.Data != nil {
-		fmt.Fprintf(w, "data: %s\n", *e.Data)
+		fmt.Fprintf(w, "data: %s\n", escape.JSON(*e.Data))
 	}
 	if e.Code == rpc.CodeSessionNotFound {
-		fmt.Fprintln(w, "sessionlocks list --all lists the sessions there (its ids, or any unique prefix of one, are accepted)")
+		say(w, "sessionlocks list --all lists the sessions there (its ids, or any unique prefix of one, are accepted)")
 	}
 }
 
-func printJSON(w io.Writer, raw json.RawMessage, indent bool) int {
+// printJSON prints JSON for a person: indented on a terminal, compact
+// otherwise, and escaped (still JSON, meaning the same) either way.
+func printJSON(w io.Writer, raw json.RawMessage) int {
 	var buf bytes.Buffer
 	var err error
-	if indent {
+	if isTerminal(w) {
 		err = json.Indent(&buf, raw, "", "  ")
 	} else {
 		err = json.Compact(&buf, raw)
@@ -141,19 +132,14 @@ func printJSON(w io.Writer, raw json.RawMessage, indent bool) int {
 		buf.Write(raw)
 	}
 	buf.WriteByte('\n')
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	if _, err := w.Write(escape.JSON(buf.Bytes())); err != nil {
 		return 1
 	}
 	return 0
 }
 
-// isTerminal reports whether w is a character device (a terminal), without
-// a dependency: good enough to choose indented output.
+// isTerminal reports whether w is a terminal (for indented output).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && !strings.EqualFold(os.Getenv("TERM"), "dumb")
+	return ok && repl.IsTerminal(f) && !strings.EqualFold(os.Getenv("TERM"), "dumb")
 }

@@ -61,7 +61,8 @@ func TestCallForms(t *testing.T) {
 		{"bad JSON says the other forms", []string{"canResume", `{"sessionId":`}, "", 2, "", "type canResume <id prefix> or canResume sessionId=<id prefix>"},
 		{"stdin must be JSON", []string{"canResume", "-"}, "sessionId=3333", 2, "", "give key=value on the command line instead"},
 		{"no method", nil, "", 2, "", "which method?"},
-		{"unknown method with a bare argument", []string{"canResum", "3333"}, "", 2, "", `unknown method "canResum"`},
+		{"unknown method with a bare argument", []string{"canResum", "3333"}, "", 2, "", `unknown method "canResum" (did you mean canResume?)`}, // issue 26
+		{"unknown method", []string{"canResum"}, "", 1, "", `method "canResum" not found (did you mean "canResume"?)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runBin(t, bin, c.stdin, append([]string{"call", "--state-dir", state}, c.args...)...)

@@ -1,29 +1,34 @@
 package main
 
-// `--demo`: a throwaway state dir with one session of every verdict.
+// `repl --demo`: a throwaway state dir with one session of every verdict,
+// made of real things: a real process holding a real flock, a real
+// SIGKILLed one, a lock naming a live process that is not the one that
+// wrote it. The process that plays the CLI is this binary's `_fakecli`, run
+// from where npm puts the real CLI, so that it is recognised as the CLI.
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/fakecli"
 	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// A demo is a throwaway state dir holding one session of every kind, made of
-// real things: a real process holding a real flock, a real SIGKILLed one, a
-// lock naming a live process that is not the one that wrote it.
+func runFakeCLI(args []string, stdout, stderr io.Writer) int {
+	return fakecli.Run(args, stdout, stderr)
+}
+
 type demo struct {
 	root, stateDir string
+	cli            string      // the fake CLI's path: this binary where npm puts the real one
 	holders        []*exec.Cmd // fake CLIs still running
 	stdins         []io.Closer // their stdins: closed, they exit (and are not garbage collected before)
 	lines          []string    // what was set up, for the banner
@@ -42,8 +47,8 @@ var demoSessions = []struct {
 	{"c0deba5e-9f8e-4d7c-a6b5-4c3d2e1f0a9b", "Rename the config loader", "/home/you/src/config", 50 * time.Hour},
 }
 
-// startDemo builds the demo state dir. exe is this binary, run as _fakecli.
-func startDemo(ctx context.Context, exe string) (d *demo, err error) {
+// startDemo builds the demo state dir; exe is this binary.
+func startDemo(exe string) (d *demo, err error) {
 	root, err := os.MkdirTemp("", "sessionlocks-demo-")
 	if err != nil {
 		return nil, err
@@ -54,85 +59,133 @@ func startDemo(ctx context.Context, exe string) (d *demo, err error) {
 			d.cleanup()
 		}
 	}()
+	if d.cli, err = placeCLI(exe, root); err != nil {
+		return d, err
+	}
 	now := time.Now()
 	for _, s := range demoSessions {
 		if err := writeWorkspace(d.stateDir, s.id, s.name, s.cwd, now.Add(-s.age-time.Hour), now.Add(-s.age)); err != nil {
 			return d, err
 		}
 	}
-	live, killed, reused, unverified, free := demoSessions[0], demoSessions[1], demoSessions[2], demoSessions[3], demoSessions[4]
-
-	// A CLI-like process holding the session: .lock written, .hold flocked.
-	// --exit-on-eof: should the REPL die without cleaning up, the holder
-	// sees its stdin close and goes too.
-	h, pid, err := d.startHolder(ctx, exe, live.id)
-	if err != nil {
-		d.note(live.id, "inUse", "not set up: "+err.Error())
-	} else {
-		d.holders = append(d.holders, h)
-		// Opened a few minutes ago, as a session one resumes usually was: a
-		// lock younger than the settle window would read "starting" where
-		// the kernel does not list its locks, its .hold not probed yet. The
-		// .hold keeps its own time: made after the process started, it is
-		// what proves the process its owner.
-		opened := now.Add(-live.age)
-		if err := os.Chtimes(filepath.Join(d.stateDir, live.id, "inuse."+strconv.Itoa(pid)+".lock"), opened, opened); err != nil {
+	for _, step := range []func(time.Time) error{d.live, d.killed, d.reused, d.unverified} {
+		if err := step(now); err != nil {
 			return d, err
 		}
-		d.note(live.id, "inUse", fmt.Sprintf("a CLI-like process (pid %d) holds the .lock and flocks the .hold", pid))
 	}
+	d.note(demoSessions[4].id, "free", "no lock files")
+	return d, nil
+}
 
-	// The same, SIGKILLed: its .lock and .hold stay behind, the flock is
-	// gone. Dated back to the session's last update, as if it crashed then
-	// (a lock younger than the settle window would still count as opening).
-	if h, pid, err := d.startHolder(ctx, exe, killed.id); err != nil {
-		d.note(killed.id, "stale", "not set up: "+err.Error())
-	} else {
-		h.Process.Kill()
-		h.Wait()
-		crashed := now.Add(-killed.age)
-		for _, ext := range []string{".lock", ".hold"} {
-			p := filepath.Join(d.stateDir, killed.id, "inuse."+strconv.Itoa(pid)+ext)
-			if err := os.Chtimes(p, crashed, crashed); err != nil {
-				return d, err
-			}
+// placeCLI puts exe where npm puts the CLI's native binary
+// (node_modules/@github/copilot-<os>-<arch>/copilot), as a hard link or
+// else a copy, and returns that path. On Windows always a copy: a link to
+// the running REPL's own image could not be deleted at the end.
+func placeCLI(exe, root string) (string, error) {
+	osName, arch, ext := runtime.GOOS, runtime.GOARCH, ""
+	if osName == "windows" {
+		osName, ext = "win32", ".exe"
+	}
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	cli := filepath.Join(root, "node_modules", "@github", "copilot-"+osName+"-"+arch, "copilot"+ext)
+	if err := os.MkdirAll(filepath.Dir(cli), 0o700); err != nil {
+		return "", err
+	}
+	if runtime.GOOS != "windows" && os.Link(exe, cli) == nil {
+		return cli, nil
+	}
+	b, err := os.ReadFile(exe)
+	if err == nil {
+		err = os.WriteFile(cli, b, 0o700)
+	}
+	return cli, err
+}
+
+// live: a CLI holding the session, .lock written, .hold flocked. With
+// --exit-on-eof, should the REPL die without cleaning up, the holder sees
+// its stdin close and goes too.
+func (d *demo) live(now time.Time) error {
+	s := demoSessions[0]
+	h, pid, err := d.startHolder(s.id)
+	if err != nil {
+		d.note(s.id, "inUse", "not set up: "+err.Error())
+		return nil
+	}
+	d.holders = append(d.holders, h)
+	// Opened a few minutes ago, as a session one resumes usually was: a
+	// lock younger than the settle window would read "starting" where the
+	// kernel does not list its locks. The .hold keeps its own time: made
+	// after the process started, it is what proves the process its owner.
+	opened := now.Add(-s.age)
+	if err := os.Chtimes(filepath.Join(d.stateDir, s.id, "inuse."+strconv.Itoa(pid)+".lock"), opened, opened); err != nil {
+		return err
+	}
+	d.note(s.id, "inUse", fmt.Sprintf("a fake CLI (pid %d) holds the .lock and flocks the .hold", pid))
+	return nil
+}
+
+// killed: the same, SIGKILLed: its .lock and .hold stay behind, the flock
+// is gone. Dated back to the session's last update, as if it crashed then
+// (a lock younger than the settle window would still count as opening).
+func (d *demo) killed(now time.Time) error {
+	s := demoSessions[1]
+	h, pid, err := d.startHolder(s.id)
+	if err != nil {
+		d.note(s.id, "stale", "not set up: "+err.Error())
+		return nil
+	}
+	h.Process.Kill()
+	h.Wait()
+	crashed := now.Add(-s.age)
+	for _, ext := range []string{".lock", ".hold"} {
+		if err := os.Chtimes(filepath.Join(d.stateDir, s.id, "inuse."+strconv.Itoa(pid)+ext), crashed, crashed); err != nil {
+			return err
 		}
-		d.note(killed.id, "stale", fmt.Sprintf("its CLI (pid %d) was SIGKILLed: .lock and unlocked .hold left behind", pid))
 	}
+	d.note(s.id, "stale", fmt.Sprintf("its CLI (pid %d) was SIGKILLed: .lock and unlocked .hold left behind", pid))
+	return nil
+}
 
-	// A lock in the pre-.hold format naming a live process that started
-	// after the lock was written: the PID was reused. The process is this
-	// REPL, which outlives the demo.
-	// Written ten minutes before it started, or, on a machine that booted
-	// later than that (a fresh CI machine), halfway between boot (pid 1's
-	// start, never earlier) and this REPL's start: a lock older than the
-	// boot reads predates-boot instead.
-	me := os.Getpid()
-	if start, err := sessionlocks.ProcessStart(me); err != nil {
-		d.note(reused.id, "stale", "not set up: "+err.Error())
-	} else if age := reusedLockAge(start); age < 2*time.Second {
+// reused: a lock in the pre-.hold format naming a live process that
+// started after the lock was written: the PID was reused. The process is
+// this REPL, which outlives the demo. The lock is dated ten and a half
+// minutes before it started or, on a machine that booted later than that
+// (a fresh CI machine), halfway between boot (pid 1's start) and then: a
+// lock older than the boot reads predates-boot instead.
+func (d *demo) reused(time.Time) error {
+	s, me := demoSessions[2], os.Getpid()
+	start, err := sessionlocks.ProcessStart(me)
+	if err != nil {
+		d.note(s.id, "stale", "not set up: "+err.Error())
+		return nil
+	}
+	age := 10*time.Minute + 30*time.Second
+	if boot, err := sessionlocks.ProcessStart(1); err == nil {
+		age = min(age, start.Sub(boot)/2)
+	}
+	if age < 2*time.Second {
 		// Closer than that, the start times' tolerance (a second) could
 		// not tell the lock's writer from this REPL.
-		d.note(reused.id, "stale", "not set up: this REPL started too soon after boot")
-	} else if err := writeLock(d.stateDir, reused.id, me, start.Add(-age)); err != nil {
-		return d, err
-	} else {
-		d.note(reused.id, "stale", fmt.Sprintf("old-format .lock naming pid %d, which started after the lock was written (this REPL)", me))
+		d.note(s.id, "stale", "not set up: this REPL started too soon after boot")
+		return nil
 	}
+	d.note(s.id, "stale", fmt.Sprintf("old-format .lock naming pid %d, which started after the lock was written (this REPL)", me))
+	return writeLock(d.stateDir, s.id, me, start.Add(-age))
+}
 
-	// A lock in the pre-.hold format naming a live process that is older
-	// than the lock but is not the CLI: nothing proves it stale or live.
-	if start, err := sessionlocks.ProcessStart(1); err != nil || now.Sub(start) < 20*time.Second {
-		d.note(unverified.id, "unknown", "not set up: pid 1 is too young or unreadable")
-	} else {
-		written := now.Add(-min(time.Minute, now.Sub(start)/2))
-		if err := writeLock(d.stateDir, unverified.id, 1, written); err != nil {
-			return d, err
-		}
-		d.note(unverified.id, "unknown", "old-format .lock naming pid 1: alive and older than the lock, but not the CLI")
+// unverified: a lock in the pre-.hold format naming a live process older
+// than the lock that is not the CLI (pid 1): nothing proves it stale or live.
+func (d *demo) unverified(now time.Time) error {
+	s := demoSessions[3]
+	start, err := sessionlocks.ProcessStart(1)
+	if err != nil || now.Sub(start) < 20*time.Second {
+		d.note(s.id, "unknown", "not set up: pid 1 is too young or unreadable")
+		return nil
 	}
-	d.note(free.id, "free", "no lock files")
-	return d, nil
+	d.note(s.id, "unknown", "old-format .lock naming pid 1: alive and older than the lock, but not the CLI")
+	return writeLock(d.stateDir, s.id, 1, now.Add(-min(time.Minute, now.Sub(start)/2)))
 }
 
 func (d *demo) note(id, state, what string) {
@@ -144,54 +197,29 @@ func (d *demo) banner() string {
 		"\ntry: listSessions, canResume 5e55, reclaimStale dryRun=true, .help\n"
 }
 
-// startHolder runs `exe _fakecli` on a session and waits for its "ready <pid>".
-func (d *demo) startHolder(ctx context.Context, exe, id string) (*exec.Cmd, int, error) {
-	cmd := exec.Command(exe, "_fakecli", "--state-dir", d.stateDir, "--session", id, "--exit-on-eof")
+// startHolder runs the fake CLI on a session and waits (10 s at most) for
+// its "ready <pid>".
+func (d *demo) startHolder(id string) (*exec.Cmd, int, error) {
+	cmd := exec.Command(d.cli, "_fakecli", "--state-dir", d.stateDir, "--session", id, "--exit-on-eof")
 	repl.Isolate(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, 0, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, 0, err
-	}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
 	d.stdins = append(d.stdins, stdin)
-	ready := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- l
-		io.Copy(io.Discard, stdout)
-	}()
-	fail := func(err error) (*exec.Cmd, int, error) {
+	hung := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+	var pid int
+	_, err := fmt.Fscanf(stdout, "ready %d\n", &pid)
+	if !hung.Stop() || err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			err = fmt.Errorf("%w: %s", err, msg)
-		}
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("the fake CLI did not open the session: %v %s", err, strings.TrimSpace(stderr.String()))
 	}
-	select {
-	case l := <-ready:
-		f := strings.Fields(l)
-		if len(f) != 2 || f[0] != "ready" {
-			return fail(errors.New("fake CLI did not open the session"))
-		}
-		pid, err := strconv.Atoi(f[1])
-		if err != nil {
-			return fail(fmt.Errorf("fake CLI said %q", l))
-		}
-		return cmd, pid, nil
-	case <-time.After(10 * time.Second):
-		return fail(errors.New("fake CLI not ready after 10s"))
-	case <-ctx.Done():
-		return fail(ctx.Err())
-	}
+	go io.Copy(io.Discard, stdout)
+	return cmd, pid, nil
 }
 
 // cleanup ends the holders and removes everything the demo made.
@@ -207,12 +235,14 @@ func (d *demo) cleanup() {
 	os.RemoveAll(d.root)
 }
 
+// writeWorkspace writes a session's workspace.yaml as the CLI does, its
+// strings quoted (Go's escapes are YAML's).
 func writeWorkspace(stateDir, id, name, cwd string, created, updated time.Time) error {
 	dir := filepath.Join(stateDir, id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	y := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: copilot-cli\nname: %s\nuser_named: false\nsummary_count: 1\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n",
+	y := fmt.Sprintf("id: %s\ncwd: %q\nclient_name: copilot-cli\nname: %q\nuser_named: false\nsummary_count: 1\nfork_count: 0\ncreated_at: %s\nupdated_at: %s\n",
 		id, cwd, name, created.UTC().Format(time.RFC3339Nano), updated.UTC().Format(time.RFC3339Nano))
 	return os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(y), 0o600)
 }
@@ -224,15 +254,4 @@ func writeLock(stateDir, id string, pid int, written time.Time) error {
 		return err
 	}
 	return os.Chtimes(p, written, written)
-}
-
-// reusedLockAge is how long before this REPL started the demo's reused-PID
-// lock is dated: ten and a half minutes, or half the time since pid 1
-// started if that is less.
-func reusedLockAge(start time.Time) time.Duration {
-	age := 10*time.Minute + 30*time.Second
-	if boot, err := sessionlocks.ProcessStart(1); err == nil && start.Sub(boot)/2 < age {
-		age = start.Sub(boot) / 2
-	}
-	return age
 }

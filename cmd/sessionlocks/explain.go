@@ -2,58 +2,48 @@ package main
 
 // `sessionlocks explain ID`: why one session is judged as it is, for the
 // person whose IDE keeps asking to force resume. Per holder the verdict,
-// the evidence, the rule that decided and what the user can do, from the
-// engine's decision (Engine.Session), the one canResume answers from.
+// the evidence, who started it and where it runs, the rule that decided
+// and what the user can do, from the judgement canResume answers from.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/escape"
 	"github.com/copilot-ide/sessionlocks/rpc"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-func init() {
-	register("explain", command{
-		summary: "say why one session is in use, stale or unknown, and what you can do",
-		run:     runExplain,
-	})
-}
-
 func runExplain(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks explain", func(fs *flag.FlagSet) {
-		fmt.Fprintln(fs.Output(), `usage: sessionlocks explain [--state-dir DIR] [--json] ID
+	fs := newFlags("sessionlocks explain", `usage: sessionlocks explain [--state-dir DIR] [--json] ID
 
 Judges one session afresh, as canResume does, and explains it: for each lock
 holder the verdict, the evidence (the process, its start and command line,
-the lock's age, the .hold's kernel lock), the rule that decided, and what you
-can do. ID is a session id or any unique prefix of one, as sessionlocks list
-prints them.
-
-flags:`)
-		fs.PrintDefaults()
-	})
-	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
+the lock's age, the .hold's kernel lock), who started it and its terminal,
+the rule that decided, and what you can do. ID is a session id or any unique
+prefix of one, as sessionlocks list prints them.`)
+	stateDir := fs.String("state-dir", "", stateDirHelp)
 	asJSON := fs.Bool("json", false, "print the explanation as JSON")
 	pos, code, done := parseFlags(fs, args, stdout, stderr)
 	if done {
 		return code
 	}
 	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "sessionlocks explain: want one session id (or a unique prefix of one), e.g. sessionlocks explain 5e55c0de; sessionlocks list prints them")
+		say(stderr, "sessionlocks explain: want one session id (or a unique prefix of one), e.g. sessionlocks explain 5e55c0de; sessionlocks list prints them")
 		return 2
 	}
 	e, err := cliEngine(*stateDir, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks explain:", err)
+		say(stderr, "sessionlocks explain: %v", err)
 		return 1
 	}
 	id, err := e.Resolve(pos[0])
@@ -62,25 +52,23 @@ flags:`)
 		s, err = e.Judge(context.Background(), id)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks explain:", err)
+		say(stderr, "sessionlocks explain: %v", err)
 		var nf *sessionlocks.NotFoundError
 		switch {
 		case errors.As(err, &nf) && nf.NoDir:
-			fmt.Fprintln(stderr, missingDirNote(e.Status().StateDir))
+			say(stderr, "%s", missingDirNote(e.Status().StateDir))
 		case errors.As(err, &nf):
-			fmt.Fprintln(stderr, "sessionlocks list --all lists the sessions there")
+			say(stderr, "sessionlocks list --all lists the sessions there")
 		}
 		return 1
 	}
-	x := explainSession(e, s, time.Now())
+	now := time.Now()
+	x := explainSession(e.Status(), s, now)
 	if *asJSON {
-		b, err := json.Marshal(x)
-		if err != nil {
-			return 1
-		}
-		return printJSON(stdout, b, isTerminal(stdout))
+		b, _ := json.Marshal(x)
+		return printJSON(stdout, b)
 	}
-	writeExplanation(stdout, x, s, time.Now())
+	writeExplanation(stdout, x, s, now)
 	return 0
 }
 
@@ -99,45 +87,36 @@ type explanation struct {
 	Next string `json:"next"`
 }
 
-// explainedHolder is one holder's evidence, rule and remedy.
+// explainedHolder adds to one of session.holders (the same place in the
+// list) what explain says about it beyond the wire's fields.
 type explainedHolder struct {
-	PID     int    `json:"pid"`
-	Verdict string `json:"verdict"`
-	// Rule names the rule that decided (the holder's reason); Why is its sentence.
-	Rule string `json:"rule"`
-	Why  string `json:"why"`
-	// LockAgeMs is how long ago the lock was written.
-	LockAgeMs int64 `json:"lockAgeMs"`
 	// Hold is the .hold's state: none, locked, unlocked or unprobed.
 	Hold string `json:"hold"`
+	// Attachment says, for a live holder, who started it, its terminal,
+	// and why it is or is not taken for an orphan.
+	Attachment string `json:"attachment,omitempty"`
 	// Action is what the user can do about this holder.
 	Action string `json:"action"`
 }
 
-// The states of a holder's .hold.
-const (
-	holdNone     = "none"     // no .hold: an old-format lock
-	holdLocked   = "locked"   // a process holds its kernel lock
-	holdUnlocked = "unlocked" // nobody holds its kernel lock
-	holdUnprobed = "unprobed" // not probed: too young, or unreadable (why says)
-)
-
+// holdState is the state of a holder's .hold: none (an old-format lock),
+// locked, unlocked, or unprobed (too young, or unreadable: why says).
 func holdState(h sessionlocks.Holder) string {
 	switch {
 	case h.HoldFile == "":
-		return holdNone
+		return "none"
 	case h.Reason == sessionlocks.ReasonHoldLocked:
-		return holdLocked
+		return "locked"
 	case h.HoldFree():
-		return holdUnlocked
+		return "unlocked"
 	}
-	return holdUnprobed
+	return "unprobed"
 }
 
-func explainSession(e *sessionlocks.Engine, s sessionlocks.Session, now time.Time) explanation {
+func explainSession(st sessionlocks.Status, s sessionlocks.Session, now time.Time) explanation {
 	x := explanation{
-		StateDir:       e.Status().StateDir,
-		StateDirExists: e.Status().StateDirExists,
+		StateDir:       st.StateDir,
+		StateDirExists: st.StateDirExists,
 		Session:        rpc.WireSession(s),
 		CanResume:      s.State.CanResume(),
 		Message:        s.Message(now),
@@ -148,20 +127,12 @@ func explainSession(e *sessionlocks.Engine, s sessionlocks.Session, now time.Tim
 		if h.Verdict == sessionlocks.Stale {
 			stale++
 		}
-		x.Holders = append(x.Holders, explainedHolder{
-			PID:       h.PID,
-			Verdict:   string(h.Verdict),
-			Rule:      string(h.Reason),
-			Why:       h.Detail,
-			LockAgeMs: now.Sub(h.LockWrittenAt).Milliseconds(),
-			Hold:      holdState(h),
-			Action:    holderAction(s, h),
-		})
+		x.Holders = append(x.Holders, explainedHolder{Hold: holdState(h), Attachment: h.Attachment, Action: holderAction(s, h)})
 	}
-	switch {
-	case s.State == sessionlocks.StateFree:
+	switch s.State {
+	case sessionlocks.StateFree:
 		x.Next = "Nothing holds it: the IDE can resume it."
-	case s.State == sessionlocks.StateStale:
+	case sessionlocks.StateStale:
 		x.Next = fmt.Sprintf("Only stale locks hold it: the IDE can resume it; `sessionlocks call reclaimStale %s` removes them (%d).", s.ID, stale)
 	default:
 		x.Next = "The IDE asks before resuming it: " + x.Message
@@ -169,36 +140,73 @@ func explainSession(e *sessionlocks.Engine, s sessionlocks.Session, now time.Tim
 	return x
 }
 
-// holderAction says what the user can do about h, naming the command.
+// holderAction says what the user can do about h, naming the command. A
+// live CLI is closed where it runs, or stopped by forceResume's terminate
+// where the process that holds it is proven: never taken over while it runs.
 func holderAction(s sessionlocks.Session, h sessionlocks.Holder) string {
-	where := s.CWD
-	if where == "" {
-		where = s.Dir
-	}
 	switch {
 	case h.Verdict == sessionlocks.Stale:
 		return fmt.Sprintf("`sessionlocks call reclaimStale %s` would remove it (it removes only locks proven stale).", s.ID)
 	case h.Reason == sessionlocks.ReasonStarting:
-		return "A CLI is opening the session now: wait a few seconds and ask again."
+		return "A CLI is opening the session now, or has just exited: wait a few seconds and ask again."
 	case h.Verdict == sessionlocks.Live && h.Owner != nil:
-		return fmt.Sprintf("This CLI is alive in %s: close it, or `sessionlocks call forceResume %s terminate=true` stops pid %d (proven to hold the session) and takes the session over.", where, s.ID, h.Owner.PID)
+		stop := fmt.Sprintf("`sessionlocks call forceResume %s terminate=true` stops pid %d (proven to hold the session), then removes its locks.", s.ID, h.Owner.PID)
+		if orphaned(h) {
+			return fmt.Sprintf("Nobody is attached to this CLI: %s. %s", where(s, h), stop)
+		}
+		return fmt.Sprintf("Close this CLI where it runs: %s. Or %s", where(s, h), stop)
+	case h.Verdict == sessionlocks.Live && orphaned(h):
+		return fmt.Sprintf("Nobody is attached to this CLI: %s. If it is one you left running, end it yourself; sessionlocks will not, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(orDash(h.NoOwner), "."))
 	case h.Verdict == sessionlocks.Live:
-		return fmt.Sprintf("This CLI is alive in %s: close it, or `sessionlocks call forceResume %s` takes the session over while it runs (it signals nothing: %s).", where, s.ID, orDash(h.NoOwner))
+		return fmt.Sprintf("Close this CLI where it runs: %s. sessionlocks will not stop it, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(orDash(h.NoOwner), "."))
 	}
-	return fmt.Sprintf("Nothing removes it by itself, since pid %d may still be using the session: if you know it is not, `sessionlocks call forceResume %s` removes the lock.", h.PID, s.ID)
+	return fmt.Sprintf("Nothing removes it by itself, since pid %d may still be using the session: if you know it is not a CLI using this session, `sessionlocks call forceResume %s` removes the lock.", h.PID, s.ID)
+}
+
+// where says where a live holder runs: "pid 4242 (copilot) in /src/app,
+// on terminal pts/3", or started by which process when it has no terminal.
+func where(s sessionlocks.Session, h sessionlocks.Holder) string {
+	out := fmt.Sprintf("pid %d", h.PID)
+	if name := processName(h.Process); name != "" {
+		out += " (" + name + ")"
+	}
+	if s.CWD != "" {
+		out += " in " + s.CWD
+	}
+	switch la := h.Launcher; {
+	case h.Terminal != "":
+		out += ", on terminal " + h.Terminal
+	case la != nil && la.Alive:
+		out += fmt.Sprintf(", started by pid %d (%s)", la.PID, clip(la.Command, 60))
+	}
+	return out
+}
+
+// processName is the program's file name, from its argv or command line.
+func processName(p *sessionlocks.Process) string {
+	var argv []string
+	if p != nil {
+		argv = slices.Concat(p.Argv, strings.Fields(p.Command))
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return ""
+	}
+	return filepath.Base(argv[0])
 }
 
 // writeExplanation prints x for a person: the session, then each holder.
+// Every value is escaped: names, paths, sentences and command lines come
+// from the disk and from other processes.
 func writeExplanation(w io.Writer, x explanation, s sessionlocks.Session, now time.Time) {
 	fmt.Fprintf(w, "session %s", s.ID)
 	if s.Name != "" {
-		fmt.Fprintf(w, " %q", clipText(s.Name, 60))
+		fmt.Fprintf(w, ` "%s"`, escape.Text(clip(s.Name, 60)))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "  %s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "  %s:\t%s\n", k, escape.Text(v))
 		}
 	}
 	row("dir", s.Dir)
@@ -207,29 +215,48 @@ func writeExplanation(w io.Writer, x explanation, s sessionlocks.Session, now ti
 	row("state", stateText(s)+": "+x.Message)
 	tw.Flush()
 	for i, h := range s.Holders {
-		xh := x.Holders[i]
 		fmt.Fprintf(w, "\npid %d: %s, by rule %s\n", h.PID, h.Verdict, h.Reason)
 		row("why", h.Detail)
 		row("process", processText(h, now))
-		row("lock", fmt.Sprintf("%s, written %s (%s)", filepath.Base(h.LockFile), ago(h.LockWrittenAt, now), stampText(h.LockWrittenAt)))
+		row("lock", fmt.Sprintf("%s, written %s (%s)", filepath.Base(h.LockFile), ago(h.LockWrittenAt, now), stamp(h.LockWrittenAt)))
+		hold := x.Holders[i].Hold
 		if h.HoldFile != "" {
-			row(".hold", filepath.Base(h.HoldFile)+", "+xh.Hold)
-		} else {
-			row(".hold", "none")
+			hold = filepath.Base(h.HoldFile) + ", " + hold
 		}
-		if o := h.Owner; o != nil {
-			row("owner", fmt.Sprintf("pid %d: %s", o.PID, o.Evidence))
+		row(".hold", hold)
+		switch {
+		case h.Owner != nil:
+			row("owner", fmt.Sprintf("pid %d: %s", h.Owner.PID, h.Owner.Evidence))
+		case h.Verdict == sessionlocks.Live:
+			row("owner", "none proven: "+orDash(h.NoOwner))
 		}
-		row("you can", xh.Action)
+		if h.Verdict == sessionlocks.Live {
+			row("launcher", launcherText(h.Launcher))
+			row("terminal", cmp.Or(h.Terminal, "none"))
+			row("attached", h.Attachment)
+		}
+		row("you can", x.Holders[i].Action)
 		tw.Flush()
 	}
 	if n := s.HoldersOmitted; n > 0 {
 		fmt.Fprintf(w, "\n(%d more holders not listed; the state counts them all)\n", n)
 	}
-	fmt.Fprintf(w, "\n%s\n", x.Next)
+	fmt.Fprintf(w, "\n%s\n", escape.Text(x.Next))
 	if !x.StateDirExists {
-		fmt.Fprintln(w, missingDirNote(x.StateDir))
+		say(w, "%s", missingDirNote(x.StateDir))
 	}
+}
+
+// launcherText is "pid 4100, still running: code --type=…", or why there
+// is none to show.
+func launcherText(la *sessionlocks.Launcher) string {
+	switch {
+	case la == nil:
+		return "unknown: it had already been handed to another parent, or its parent could not be read"
+	case la.Alive:
+		return fmt.Sprintf("pid %d, still running: %s", la.PID, clip(la.Command, 80))
+	}
+	return fmt.Sprintf("pid %d, exited: %s", la.PID, clip(la.Command, 80))
 }
 
 // processText is "started 2026-11-20 06:01:02 (2d ago): copilot --resume",
@@ -241,13 +268,13 @@ func processText(h sessionlocks.Holder, now time.Time) string {
 	}
 	out := "start unknown"
 	if !p.StartedAt.IsZero() {
-		out = fmt.Sprintf("started %s (%s)", stampText(p.StartedAt), ago(p.StartedAt, now))
+		out = fmt.Sprintf("started %s (%s)", stamp(p.StartedAt), ago(p.StartedAt, now))
 	}
-	cmd := strings.TrimSpace(p.Command)
+	cmd := clip(p.Command, 160)
 	if cmd == "" {
 		cmd = "command line unreadable"
 	}
-	return out + ": " + clipText(cmd, 160)
+	return out + ": " + cmd
 }
 
-func stampText(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+func stamp(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }

@@ -26,10 +26,10 @@ func TestExplain(t *testing.T) {
 		if x.Session.ID != stale || !x.CanResume || !x.StateDirExists || len(x.Holders) != 1 {
 			t.Fatalf("got %+v", x)
 		}
-		h := x.Holders[0]
-		if h.PID != 2147483000 || h.Verdict != "stale" || h.Rule != "process-exited" || h.Hold != holdNone || h.LockAgeMs < 0 ||
-			!strings.Contains(h.Why, "is not running") || !strings.Contains(h.Action, "sessionlocks call reclaimStale "+stale) {
-			t.Errorf("holder %+v", h)
+		h, wire := x.Holders[0], x.Session.Holders[0]
+		if wire.PID != 2147483000 || wire.Verdict != "stale" || wire.Reason != "process-exited" || h.Hold != "none" ||
+			!strings.Contains(wire.Detail, "is not running") || !strings.Contains(h.Action, "sessionlocks call reclaimStale "+stale) {
+			t.Errorf("holder %+v, %+v", h, wire)
 		}
 	})
 

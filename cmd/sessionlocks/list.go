@@ -1,11 +1,11 @@
 package main
 
-// `sessionlocks list`: the table of sessions, or their full ids and JSON.
+// `sessionlocks list`: the table of sessions, or their full ids and JSON;
+// and the text helpers explain shares.
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,59 +15,59 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/escape"
 	"github.com/copilot-ide/sessionlocks/rpc"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-func init() {
-	register("list", command{
-		summary: "print a table of sessions that hold locks (--all: every session)",
-		run:     runList,
-	})
-}
-
 func runList(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks list", func(fs *flag.FlagSet) {
-		fmt.Fprintln(fs.Output(), `usage: sessionlocks list [--state-dir DIR] [--all] [--wide | --json]
+	fs := newFlags("sessionlocks list", `usage: sessionlocks list [--state-dir DIR] [--all] [--wide | --json]
 
 Prints one line per session that has lock files: its id (shortest unique
 prefix, at least 8 characters; --wide prints it whole), name, state, the PIDs
 named by its locks, why each lock was judged as it was, and when the session
 was last updated. Any id it prints, or any unique prefix of one, is accepted
-by explain, call and the REPL: sessionlocks explain ID says why in full.
-
-flags:`)
-		fs.PrintDefaults()
-	})
-	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
+by explain, call and the REPL: sessionlocks explain ID says why in full.`)
+	stateDir := fs.String("state-dir", "", stateDirHelp)
 	all := fs.Bool("all", false, "also list free sessions (no lock files)")
 	wide := fs.Bool("wide", false, "print full session ids")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON, as listSessions gives them (full ids), with stateDir and stateDirExists")
-	pos, code, done := parseFlags(fs, args, stdout, stderr)
-	if done {
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if noArgs("list", pos, stderr) {
-		return 2
 	}
 	e, err := cliEngine(*stateDir, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks list:", err)
+		say(stderr, "sessionlocks list: %v", err)
 		return 1
 	}
 	sessions, err := e.List(context.Background(), sessionlocks.ListOptions{})
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks list:", err)
+		say(stderr, "sessionlocks list: %v", err)
 		return 1
 	}
+	st := e.Status()
 	if *asJSON {
-		return writeListJSON(stdout, e, sessions, *all)
+		out := listJSON{StateDir: st.StateDir, StateDirExists: st.StateDirExists, Sessions: []rpc.Session{}}
+		for _, s := range sessions {
+			if *all || s.State != sessionlocks.StateFree {
+				out.Sessions = append(out.Sessions, rpc.WireSession(s))
+			}
+		}
+		b, _ := json.Marshal(out)
+		return printJSON(stdout, b)
 	}
-	writeTable(stdout, e.Status().StateDir, sessions, *all, *wide, time.Now())
-	if !e.Status().StateDirExists {
-		fmt.Fprintln(stdout, missingDirNote(e.Status().StateDir))
+	writeTable(stdout, st.StateDir, sessions, *all, *wide, time.Now())
+	if !st.StateDirExists {
+		say(stdout, "%s", missingDirNote(st.StateDir))
 	}
 	return 0
+}
+
+// listJSON is list --json: the sessions as the protocol gives them.
+type listJSON struct {
+	StateDir       string        `json:"stateDir"`
+	StateDirExists bool          `json:"stateDirExists"`
+	Sessions       []rpc.Session `json:"sessions"`
 }
 
 // cliEngine is the engine list and explain read with: warnings to stderr.
@@ -83,28 +83,8 @@ func missingDirNote(dir string) string {
 	return fmt.Sprintf("note: the state directory %s does not exist: check --state-dir, and COPILOT_HOME (the IDE may see another)", dir)
 }
 
-// listJSON is list --json: the sessions as the protocol gives them.
-type listJSON struct {
-	StateDir       string        `json:"stateDir"`
-	StateDirExists bool          `json:"stateDirExists"`
-	Sessions       []rpc.Session `json:"sessions"`
-}
-
-func writeListJSON(w io.Writer, e *sessionlocks.Engine, sessions []sessionlocks.Session, all bool) int {
-	out := listJSON{StateDir: e.Status().StateDir, StateDirExists: e.Status().StateDirExists, Sessions: []rpc.Session{}}
-	for _, s := range sessions {
-		if all || s.State != sessionlocks.StateFree {
-			out.Sessions = append(out.Sessions, rpc.WireSession(s))
-		}
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return 1
-	}
-	return printJSON(w, b, isTerminal(w))
-}
-
-// writeTable prints the sessions, newest first as List returns them.
+// writeTable prints the sessions, newest first as List returns them. Every
+// cell is escaped before tabwriter aligns the columns by what it shows.
 func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, wide bool, now time.Time) {
 	shown := sessions
 	if !all {
@@ -113,10 +93,10 @@ func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, w
 	hidden := len(sessions) - len(shown)
 	switch {
 	case len(sessions) == 0:
-		fmt.Fprintf(w, "no sessions in %s\n", dir)
+		say(w, "no sessions in %s", dir)
 		return
 	case len(shown) == 0:
-		fmt.Fprintf(w, "no session in %s holds a lock (%d free; --all lists them)\n", dir, hidden)
+		say(w, "no session in %s holds a lock (%d free; --all %s)", dir, hidden, plural(hidden, "lists it", "lists them"))
 		return
 	}
 	ids := make([]string, len(sessions))
@@ -126,60 +106,65 @@ func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, w
 	short := uniquePrefixes(ids, 8)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATE\tHOLDERS\tREASON\tUPDATED")
+	marks := map[string]bool{}
 	for _, s := range shown {
 		id := short[s.ID]
 		if wide {
 			id = s.ID
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, clipText(orDash(s.Name), 40), stateText(s),
-			orDash(holderPIDs(s)), orDash(holderReasons(s)), ago(s.UpdatedAt, now))
+		state := stateText(s)
+		marks[state[len(s.State):]] = true
+		pids, reasons := holderCells(s)
+		cells := []string{id, clip(s.Name, 40), state, pids, reasons, ago(s.UpdatedAt, now)}
+		for i, c := range cells {
+			cells[i] = escape.Text(orDash(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 	if hidden > 0 {
-		fmt.Fprintf(w, "(%d free sessions not shown; --all lists them)\n", hidden)
+		fmt.Fprintf(w, "(%d free %s not shown; --all %s)\n", hidden, plural(hidden, "session", "sessions"), plural(hidden, "lists it", "lists them"))
 	}
-	for _, s := range shown {
-		if s.Conflict {
-			fmt.Fprintln(w, "! more than one live process holds this session")
-			break
-		}
+	if marks["!"] {
+		fmt.Fprintln(w, "! more than one live process holds this session")
+	}
+	if marks["*"] {
+		fmt.Fprintln(w, "* left running after its launcher exited, with nobody attached: sessionlocks explain ID says where")
 	}
 }
 
-// stateText is the session's state, marked "!" when processes conflict.
+// stateText is the session's state, marked "!" when processes conflict,
+// "*" when a live holder is an orphan.
 func stateText(s sessionlocks.Session) string {
-	if s.Conflict {
+	switch {
+	case s.Conflict:
 		return string(s.State) + "!"
+	case slices.ContainsFunc(s.Holders, orphaned):
+		return string(s.State) + "*"
 	}
 	return string(s.State)
 }
 
-// holderPIDs is "4242,4243": the pids the session's locks name.
-func holderPIDs(s sessionlocks.Session) string {
-	var pids []string
-	for _, h := range s.Holders {
-		pids = append(pids, strconv.Itoa(h.PID))
-	}
-	return strings.Join(pids, ",")
-}
+func orphaned(h sessionlocks.Holder) bool { return h.Orphaned != nil && *h.Orphaned }
 
-// holderReasons is "hold-locked,pid-reused": each rule that decided, once.
-func holderReasons(s sessionlocks.Session) string {
-	var reasons []string
+// holderCells are "4242,4243", the pids the session's locks name, and
+// "hold-locked,pid-reused", each rule that decided, once.
+func holderCells(s sessionlocks.Session) (pids, reasons string) {
+	var p, r []string
 	for _, h := range s.Holders {
-		if r := string(h.Reason); !slices.Contains(reasons, r) {
-			reasons = append(reasons, r)
+		p = append(p, strconv.Itoa(h.PID))
+		if !slices.Contains(r, string(h.Reason)) {
+			r = append(r, string(h.Reason))
 		}
 	}
-	return strings.Join(reasons, ",")
+	return strings.Join(p, ","), strings.Join(r, ",")
 }
 
 // uniquePrefixes gives each id the shortest prefix of at least n characters
 // that no other id shares, so that a short id can be pasted into the REPL.
 func uniquePrefixes(ids []string, n int) map[string]string {
 	out := make(map[string]string, len(ids))
-	sorted := slices.Clone(ids)
-	slices.Sort(sorted)
+	sorted := slices.Sorted(slices.Values(ids))
 	for i, id := range sorted {
 		l := n
 		for _, j := range []int{i - 1, i + 1} {
@@ -207,7 +192,16 @@ func orDash(s string) string {
 	return s
 }
 
-func clipText(s string, n int) string {
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// clip is s on one line (white space runs, line breaks included, become one
+// space), at most n characters of it.
+func clip(s string, n int) string {
 	r := []rune(strings.Join(strings.Fields(s), " "))
 	if len(r) <= n {
 		return string(r)

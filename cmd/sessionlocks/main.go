@@ -1,7 +1,8 @@
 // Command sessionlocks tells whether GitHub Copilot CLI sessions are in use and
 // reclaims the locks crashed sessions leave behind. The IDE runs `sessionlocks
-// serve` and speaks JSON-RPC to it over stdio; people use `repl`, `call` and
-// `list` to look at the same thing by hand.
+// serve` and speaks JSON-RPC to it over stdio; people use `repl`, `call`,
+// `list` and `explain` to look at the same thing by hand. This file holds the
+// command table and the flag handling every command shares.
 package main
 
 import (
@@ -9,25 +10,30 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
+	"strings"
+
+	"github.com/copilot-ide/sessionlocks/internal/escape"
 )
 
-// A command is one subcommand. Each lives in its own file and registers
-// itself in init, so that adding one touches no other file.
+// A command is one subcommand, each in its own file.
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
-	hidden  bool // internal helpers (the demo's fake CLI) are not listed
+	hidden  bool // the demo's fake CLI is not listed
 }
 
-var commands = map[string]command{}
-
-func register(name string, c command) {
-	if _, dup := commands[name]; dup {
-		panic("duplicate command " + name)
-	}
-	commands[name] = c
+var commands = map[string]command{
+	"serve":    {"speak JSON-RPC on stdin/stdout (what the IDE runs)", runServe, false},
+	"list":     {"print a table of sessions that hold locks (--all: every session)", runList, false},
+	"explain":  {"say why one session is in use, stale or unknown, and what you can do", runExplain, false},
+	"call":     {"run one JSON-RPC request in-process and print the result", runCall, false},
+	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL, false},
+	"schema":   {"print the protocol's OpenRPC document (or its JSON Schema)", runSchema, false},
+	"version":  {"print the version, Go version and platform", runVersion, false},
+	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI, true},
 }
 
 func main() {
@@ -56,62 +62,59 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: sessionlocks <command> [flags]")
-	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n, c := range commands {
-		if !c.hidden {
-			names = append(names, n)
+	fmt.Fprintln(w, "usage: sessionlocks <command> [flags]\n\ncommands:")
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
+		if !commands[n].hidden {
+			fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nWhy does the IDE say a session is in use? `sessionlocks list`, then")
 	fmt.Fprintln(w, "`sessionlocks explain ID` with an id as list prints it.")
 	fmt.Fprintln(w, "Run `sessionlocks <command> -h` for a command's flags.")
 }
 
-// newFlags makes a command's flag set; usage writes the command's help
-// (ending in fs.PrintDefaults) to fs.Output(). parseFlags decides where
-// that goes.
-func newFlags(name string, usage func(fs *flag.FlagSet)) *flag.FlagSet {
+// newFlags makes a command's flag set, whose usage is text, then its flags.
+func newFlags(name, text string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() { usage(fs) }
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), text+"\n\nflags:")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
 // parseFlags parses a command's arguments, flags anywhere among them (see
-// parseArgs). Help asked for (-h, --help) goes to stdout and the command is
-// done with 0, as it did what was asked; after a mistake the error and the
-// usage go to stderr and the command is done with 2.
+// parseArgs), and says whether the command is done, with what exit code.
+// Help asked for (-h, --help) goes to stdout with 0; after a mistake the
+// error (escaped: it echoes what was typed) and the usage go to stderr
+// with 2.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
-	usage := fs.Usage
-	fs.Usage = func() {} // shown below, once, where it belongs
-	defer func() { fs.Usage = usage }()
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the flag package would print the error raw
 	pos, err := parseArgs(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fs.SetOutput(stdout)
-		usage()
-		fs.SetOutput(stderr)
+		fs.Usage()
 		return nil, 0, true
 	case err != nil:
-		usage()
+		say(stderr, "%v", err)
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return nil, 2, true
 	}
+	fs.SetOutput(stderr)
 	return pos, 0, false
 }
 
-// noArgs refuses positional arguments a command does not take: done with 2.
-func noArgs(name string, pos []string, stderr io.Writer) bool {
-	if len(pos) == 0 {
-		return false
+// parseNoArgs is parseFlags for a command that takes no arguments: one is
+// a mistake, done with 2.
+func parseNoArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	pos, code, done := parseFlags(fs, args, stdout, stderr)
+	if !done && len(pos) > 0 {
+		say(stderr, "%s: unexpected argument %q; see %s -h", fs.Name(), pos[0], fs.Name())
+		return 2, true
 	}
-	fmt.Fprintf(stderr, "sessionlocks %s: unexpected argument %q; see sessionlocks %s -h\n", name, pos[0], name)
-	return true
+	return code, done
 }
 
 // parseArgs parses flags wherever they stand among the arguments, so that
@@ -134,4 +137,10 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// say prints one line for a person, escaped: messages here quote paths,
+// names and what was typed.
+func say(w io.Writer, format string, a ...any) {
+	fmt.Fprintln(w, escape.Text(strings.TrimSuffix(fmt.Sprintf(format, a...), "\n")))
 }

@@ -67,6 +67,21 @@ func (s *rawServe) send(t testing.TB, lines ...string) {
 	}
 }
 
+// flood sends n canResume requests for session "s" and waits for their
+// answers. Should the server wedge, it is killed and the answers end.
+func (s *rawServe) flood(t *testing.T, n int) {
+	t.Helper()
+	lines := make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"canResume","params":{"sessionId":"s"}}`, i))
+	}
+	go io.WriteString(s.in, strings.Join(lines, "\n")+"\n")
+	wedged := time.AfterFunc(60*time.Second, func() { s.cmd.Process.Kill() })
+	defer wedged.Stop()
+	got := 0
+	answers(t, s.out, func(string, []byte) bool { got++; return got == n })
+}
+
 // waitExit waits (generously: how fast is a benchmark's business) for
 // serve to exit.
 func (s *rawServe) waitExit(t *testing.T, why string) time.Duration {
@@ -115,17 +130,7 @@ func TestServeStderrNobodyReads(t *testing.T) {
 	defer r.Close()
 	s := startRawServe(t, bin, w, "--state-dir", state, "--log-level", "debug", "--no-watch")
 	w.Close()
-	const n = 20000 // each is logged at debug: megabytes of log
-	lines := make([]string, 0, n)
-	for i := 1; i <= n; i++ {
-		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"canResume","params":{"sessionId":"s"}}`, i))
-	}
-	go io.WriteString(s.in, strings.Join(lines, "\n")+"\n")
-	// Should the server wedge, it is killed and the answers below end.
-	wedged := time.AfterFunc(60*time.Second, func() { s.cmd.Process.Kill() })
-	defer wedged.Stop()
-	got := 0
-	answers(t, s.out, func(string, []byte) bool { got++; return got == n })
+	s.flood(t, 20000) // each is logged at debug: megabytes of log
 	s.send(t, `{"jsonrpc":"2.0","id":"status","method":"status"}`)
 	answers(t, s.out, func(id string, line []byte) bool {
 		if !strings.Contains(string(line), `"logDropped":`) {

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -16,85 +14,63 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-func init() {
-	register("repl", command{
-		summary: "type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)",
-		run:     runREPL,
-	})
-}
-
 func runREPL(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks repl", func(fs *flag.FlagSet) {
-		fmt.Fprintln(fs.Output(), `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color] [--log-level LEVEL] [--log-file FILE]
+	fs := newFlags("sessionlocks repl", `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color] [--log-level LEVEL] [--log-file FILE]
 
 Starts "sessionlocks serve" and talks JSON-RPC to it over its stdin and stdout,
 as the IDE does. Type .help once it is running. When stdin is not a terminal,
 reads one command a line and exits at the end of input: 1 if a command failed.
 At a terminal, input history is kept in <user config dir>/sessionlocks/history.
 The server's log lines are shown as "serve: ..." (--log-level info shows every
-verdict it gives and every lock it removes).
-
-flags:`)
-		fs.PrintDefaults()
-	})
-	stateDir := fs.String("state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
+verdict it gives and every lock it removes).`)
+	stateDir := fs.String("state-dir", "", stateDirHelp)
 	demo := fs.Bool("demo", false, "run on a throwaway state dir holding one session of each kind; removed on exit")
 	trace := fs.Bool("trace", false, "show raw frames from the first prompt on (.trace on)")
 	noColor := fs.Bool("no-color", false, "never colour output (NO_COLOR in the environment does the same)")
 	var lf logFlags
 	lf.register(fs, "warn")
-	pos, code, done := parseFlags(fs, args, stdout, stderr)
-	if done {
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
 	}
-	if noArgs("repl", pos, stderr) {
-		return 2
-	}
 	// Checked here, not by the serve it starts: a mistake is the REPL's usage error.
-	if _, _, err := newLogger(lf.level, "", io.Discard); err != nil {
-		fmt.Fprintln(stderr, "sessionlocks repl:", err)
+	if _, err := lf.slogLevel(); err != nil {
+		say(stderr, "sessionlocks repl: %v", err)
 		return 2
 	}
 	if *demo && *stateDir != "" {
-		fmt.Fprintln(stderr, "sessionlocks repl: --demo makes its own state dir; drop --state-dir")
+		say(stderr, "sessionlocks repl: --demo makes its own state dir; drop --state-dir")
 		return 2
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks repl: cannot find my own executable to run serve:", err)
+		say(stderr, "sessionlocks repl: cannot find my own executable to run serve: %v", err)
 		return 1
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-
 	var banner string
 	if *demo {
-		d, err := startDemo(ctx, exe)
+		d, err := startDemo(exe)
 		if err != nil {
-			fmt.Fprintln(stderr, "sessionlocks repl --demo:", err)
+			say(stderr, "sessionlocks repl --demo: %v", err)
 			return 1
 		}
 		defer d.cleanup()
-		*stateDir = d.stateDir
-		banner = d.banner()
+		*stateDir, banner = d.stateDir, d.banner()
 	}
 	if *stateDir == "" {
 		if *stateDir, err = sessionlocks.DefaultStateDir(); err != nil {
-			fmt.Fprintln(stderr, "sessionlocks repl:", err)
+			say(stderr, "sessionlocks repl: %v", err)
 			return 1
 		}
 	}
 
 	out, ok := stdout.(*os.File)
 	interactive := ok && repl.IsTerminal(os.Stdin) && repl.IsTerminal(out)
-	color := interactive && !*noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-
 	history := ""
-	if interactive {
-		if dir, err := os.UserConfigDir(); err == nil {
-			history = filepath.Join(dir, "sessionlocks", "history")
-		}
+	if dir, err := os.UserConfigDir(); err == nil && interactive {
+		history = filepath.Join(dir, "sessionlocks", "history")
 	}
 	return repl.Run(ctx, repl.Options{
 		Serve:       append([]string{exe, "serve", "--state-dir", *stateDir}, lf.args()...),
@@ -102,7 +78,7 @@ flags:`)
 		Out:         stdout,
 		Err:         stderr,
 		Interactive: interactive,
-		Color:       color,
+		Color:       interactive && !*noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Trace:       *trace,
 		HistoryFile: history,
 		Banner:      banner,

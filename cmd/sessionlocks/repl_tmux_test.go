@@ -2,6 +2,8 @@
 
 package main
 
+// The REPL in a real terminal (tmux): completion, and output arriving mid-line.
+
 import (
 	"fmt"
 	"os"

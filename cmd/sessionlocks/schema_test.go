@@ -1,5 +1,7 @@
 package main
 
+// `sessionlocks schema` prints the documents built into the binary.
+
 import (
 	"bytes"
 	"encoding/json"

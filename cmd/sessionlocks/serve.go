@@ -1,7 +1,7 @@
 package main
 
-// `sessionlocks serve`: the JSON-RPC server on stdio, and the engine flags
-// serve, call and repl share.
+// `sessionlocks serve`: the JSON-RPC server on stdio; and the engine and
+// log flags that serve, call and repl share.
 
 import (
 	"context"
@@ -23,51 +23,13 @@ import (
 	"github.com/copilot-ide/sessionlocks/watch"
 )
 
-func init() {
-	register("serve", command{
-		summary: "speak JSON-RPC on stdin/stdout (what the IDE runs)",
-		run:     runServe,
-	})
-}
-
-// engineFlags are the flags that configure the engine; serve and call share them.
-type engineFlags struct {
-	stateDir string
-	settle   time.Duration
-	cacheTTL time.Duration
-}
-
-func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.stateDir, "state-dir", "", "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)")
-	fs.DurationVar(&f.settle, "settle", sessionlocks.DefaultSettle, "a live process's lock younger than this counts as starting")
-	fs.DurationVar(&f.cacheTTL, "cache-ttl", sessionlocks.DefaultCacheTTL, "how long a probe result is reused (0 or negative: no cache)")
-}
-
-func (f *engineFlags) engine(log *slog.Logger) (*sessionlocks.Engine, error) {
-	dir := f.stateDir
-	if dir == "" {
-		d, err := sessionlocks.DefaultStateDir()
-		if err != nil {
-			return nil, fmt.Errorf("finding the default state directory: %w (use --state-dir)", err)
-		}
-		dir = d
-	}
-	ttl := f.cacheTTL
-	if ttl == 0 {
-		ttl = -1 // the flag says 0 means no cache; the engine's 0 means its default
-	}
-	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: f.settle, CacheTTL: ttl, Logger: log}), nil
-}
+const stateDirHelp = "session-state directory (default $COPILOT_HOME/session-state, else ~/.copilot/session-state)"
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks serve", func(fs *flag.FlagSet) {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: sessionlocks serve [flags]")
-		fmt.Fprintln(w, "\nSpeaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited")
-		fmt.Fprintln(w, "(detected from the first byte). Exits when stdin closes. Logs go to stderr.")
-		fmt.Fprintln(w, "\nflags:")
-		fs.PrintDefaults()
-	})
+	fs := newFlags("sessionlocks serve", `usage: sessionlocks serve [flags]
+
+Speaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited
+(detected from the first byte). Exits when stdin closes. Logs go to stderr.`)
 	var ef engineFlags
 	ef.register(fs)
 	noWatch := fs.Bool("no-watch", false, "do not watch for changes (no sessionsChanged notifications)")
@@ -77,21 +39,17 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	lf.register(fs, "info")
 	trace := fs.Bool("trace", false, "log every message body read and written (at info level, so it shows with the default --log-level)")
 	maxMsg := fs.Int64("max-message-size", rpc.DefaultMaxMessageSize, "largest accepted message in bytes; larger ones are discarded and answered with an error")
-	pos, code, done := parseFlags(fs, args, stdout, stderr)
-	if done {
+	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
-	}
-	if noArgs("serve", pos, stderr) {
-		return 2
 	}
 	mode, err := watch.ParseMode(*watchMode)
 	if err != nil {
-		fmt.Fprintf(stderr, "sessionlocks serve: --watch: %v\n", err)
+		say(stderr, "sessionlocks serve: --watch: %v", err)
 		return 2
 	}
-	log, sink, err := newServeLogger(lf.level, lf.file, stderr)
+	log, sink, err := lf.open(stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "sessionlocks serve:", err)
+		say(stderr, "sessionlocks serve: %v", err)
 		return 2
 	}
 	defer sink.Close(logFlushWait)
@@ -108,7 +66,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		log.Error("taking over stdout", "error", err)
 		return 1
 	}
-
 	opts := rpc.Options{Engine: engine, Logger: log, MaxMessageSize: *maxMsg, LogDropped: sink.Dropped}
 	if *trace {
 		opts.Trace = func(in bool, body []byte) {
@@ -148,8 +105,37 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// logFlags are the logging flags; serve and repl (which passes them to the
-// serve it starts) share them.
+// engineFlags are the flags that configure the engine; serve and call share them.
+type engineFlags struct {
+	stateDir string
+	settle   time.Duration
+	cacheTTL time.Duration
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.stateDir, "state-dir", "", stateDirHelp)
+	fs.DurationVar(&f.settle, "settle", sessionlocks.DefaultSettle, "a live process's lock younger than this counts as starting")
+	fs.DurationVar(&f.cacheTTL, "cache-ttl", sessionlocks.DefaultCacheTTL, "how long a probe result is reused (0 or negative: no cache)")
+}
+
+func (f *engineFlags) engine(log *slog.Logger) (*sessionlocks.Engine, error) {
+	dir := f.stateDir
+	if dir == "" {
+		d, err := sessionlocks.DefaultStateDir()
+		if err != nil {
+			return nil, fmt.Errorf("finding the default state directory: %w (use --state-dir)", err)
+		}
+		dir = d
+	}
+	ttl := f.cacheTTL
+	if ttl == 0 {
+		ttl = -1 // the flag says 0 means no cache; the engine's 0 means its default
+	}
+	return sessionlocks.New(sessionlocks.Options{StateDir: dir, Settle: f.settle, CacheTTL: ttl, Logger: log}), nil
+}
+
+// logFlags are the logging flags; serve, call and repl (which passes them
+// to the serve it starts) share them.
 type logFlags struct{ level, file string }
 
 func (f *logFlags) register(fs *flag.FlagSet, level string) {
@@ -166,47 +152,44 @@ func (f *logFlags) args() []string {
 	return out
 }
 
-// logQueue bounds the log lines serve keeps for a log nobody reads, and
-// logFlushWait how long it waits for them to be read as it exits.
+func (f *logFlags) slogLevel() (slog.Level, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToLower(f.level))); err != nil {
+		return 0, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", f.level)
+	}
+	return lv, nil
+}
+
+// logQueue bounds the log lines kept for a log nobody reads, and
+// logFlushWait how long they may take to be written at exit.
 const (
 	logQueue     = 1 << 20
 	logFlushWait = 200 * time.Millisecond
 )
 
-// newServeLogger is newLogger writing through a dropwrite.Writer: a log
-// whose reader stops reading (an IDE that pipes our stderr and never reads
-// it, a log file on a hung network file system) must never stop the server.
-func newServeLogger(level, path string, stderr io.Writer) (*slog.Logger, *dropwrite.Writer, error) {
-	var w io.Writer = stderr
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--log-file: %w", err)
-		}
-		w = f // closed by the process's exit: the writer may still be using it
-	}
-	sink := dropwrite.New(w, logQueue)
-	log, _, err := newLogger(level, "", sink)
+// open makes the logger: text to stderr or the --log-file, through a
+// dropwrite.Writer, so that a log whose reader stops reading (an IDE that
+// pipes our stderr and never reads it, a FIFO, a hung network file system,
+// a full disk) costs dropped lines, never an answer.
+func (f *logFlags) open(stderr io.Writer) (*slog.Logger, *dropwrite.Writer, error) {
+	lv, err := f.slogLevel()
 	if err != nil {
-		sink.Close(0)
 		return nil, nil, err
 	}
-	return log, sink, nil
-}
-
-// newLogger logs text to stderr or, with path, appends to a file.
-func newLogger(level, path string, stderr io.Writer) (*slog.Logger, func(), error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
-		return nil, nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
-	}
-	w, closer := stderr, func() {}
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	w := stderr
+	if f.file != "" {
+		// Without O_NONBLOCK, opening a FIFO that nobody reads blocks
+		// until someone does: here it fails at once (ENXIO). It changes
+		// nothing for a regular file, and Windows ignores it.
+		file, err := os.OpenFile(f.file, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+		if errors.Is(err, syscall.ENXIO) {
+			return nil, nil, fmt.Errorf("--log-file %s: a FIFO that nobody reads; start its reader first", f.file)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("--log-file: %w", err)
 		}
-		w, closer = f, func() { f.Close() }
+		w = file // closed by the process's exit: the writer may still be using it
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})), closer, nil
+	sink := dropwrite.New(w, logQueue)
+	return slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: lv})), sink, nil
 }

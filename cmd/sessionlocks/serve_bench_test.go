@@ -1,5 +1,7 @@
 package main
 
+// Benchmarks of serve through the real binary: start-up, first listing, idle memory, exit.
+
 import (
 	"context"
 	"fmt"

@@ -10,7 +10,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,7 +29,7 @@ func TestTwoAM(t *testing.T) {
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
 	t.Setenv("TMPDIR", filepath.Join(home, "tmp")) // where startDemo makes its dir, which mask knows
-	d, err := startDemo(context.Background(), bin)
+	d, err := startDemo(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +100,7 @@ func TestTwoAM(t *testing.T) {
 // process, whose command line is go test's; tables and explanations are
 // aligned on widths that masking changes.
 func twoAMMask(s, home, state, bindir string) string {
-	s = regexp.MustCompile(regexp.QuoteMeta(os.Args[0])+`[^,"\n]*`).ReplaceAllString(s, "TESTPROC")
+	s = regexp.MustCompile(regexp.QuoteMeta(os.Args[0])+`[^,")\n]*`).ReplaceAllString(s, "TESTPROC")
 	s = regexp.MustCompile(`_fakecli [^\n"]*`).ReplaceAllString(s, "_fakecli ARGS") // clipped where path lengths say
 	s = mask(s, home, state, bindir)
 	s = regexp.MustCompile(`((?:inUse|stale|unknown)!?) +[\d,]+ `).ReplaceAllString(s, "$1  PIDS ") // list's HOLDERS

@@ -7,7 +7,6 @@
 package fakecli
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +20,19 @@ import (
 	"time"
 )
 
+// options are the fake CLI's flags.
+type options struct {
+	opener
+	exitOnEOF, ignoreTerm bool
+	execOn, execOnTerm    string
+	nameThread            bool
+	openDB                bool
+	openExtra, comm       string
+	loop                  int
+	loopHold              time.Duration
+	namePID               int
+}
+
 // Run is the fake CLI's main: it returns the exit code.
 //
 // It prints "ready <pid>" on stdout once the session is open, so that a
@@ -28,93 +40,31 @@ import (
 // stdin closes with --exit-on-eof, or until SIGTERM/SIGINT (removing its
 // files either way, as a clean exit does).
 func Run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("copilot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", "", "session-state directory")
-	session := fs.String("session", "", "session id to open")
-	oldFormat := fs.Bool("old", false, "write only the .lock, as CLIs before the .hold did")
-	holdDelay := fs.Duration("hold-delay", time.Millisecond, "pause between writing the .lock and flocking the .hold")
-	noOpLock := fs.Bool("no-op-lock", false, "skip the session operation lock")
-	exitOnEOF := fs.Bool("exit-on-eof", false, "remove the locks and exit when stdin closes")
-	ignoreTerm := fs.Bool("ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
-	execOn := fs.String("exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
-	execOnTerm := fs.String("exec-on-term", "", "on SIGTERM, exec this command line (space-separated): the .hold closes, and another program runs on under the pid")
-	namePID := fs.Int("name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
-	nameThread := fs.Bool("name-thread", false, "name the lock files after one of this process's other threads (Linux)")
-	openDB := fs.Bool("open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
-	openExtra := fs.String("open", "", "also keep this file open (a file on another mount, say)")
-	comm := fs.String("comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
-	loop := fs.Int("loop", 0, "open and close the session this many times, then exit; report lost locks")
-	loopHold := fs.Duration("loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
-	usage := func() {
-		fmt.Fprintln(fs.Output(), "usage: sessionlocks _fakecli --state-dir DIR --session ID [flags]\n\nBehaves like a Copilot CLI holding the session (for the demo and tests).\n\nflags:")
-		fs.PrintDefaults()
+	o, code := parse(args, stdout, stderr)
+	if o == nil {
+		return code
 	}
-	fs.Usage = func() {} // shown below, where it belongs
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			// Asked for: to stdout, exit 0, as every command's help.
-			fs.SetOutput(stdout)
-			usage()
-			return 0
-		}
-		usage()
-		return 2
+	if err := o.setUp(); err != nil {
+		fmt.Fprintln(stderr, "copilot(fake):", err)
+		return 1
 	}
-	if *stateDir == "" || *session == "" {
-		fmt.Fprintln(stderr, "copilot(fake): --state-dir and --session are required")
-		return 2
+	db := ""
+	if o.openDB {
+		db = filepath.Join(o.stateDir, o.session, "session.db")
 	}
-	o := opener{stateDir: *stateDir, session: *session, old: *oldFormat, holdDelay: *holdDelay, opLock: !*noOpLock, pid: os.Getpid()}
-	if *namePID > 0 {
-		o.pid = *namePID
-	}
-	if *nameThread {
-		tid, err := otherThread()
-		if err != nil {
-			fmt.Fprintln(stderr, "copilot(fake): --name-thread:", err)
-			return 1
-		}
-		o.pid = tid
-	}
-	if *comm != "" {
-		if err := os.WriteFile("/proc/self/comm", []byte(*comm), 0); err != nil {
-			fmt.Fprintln(stderr, "copilot(fake): --comm:", err)
-			return 1
-		}
-	}
-	if *loop > 0 {
-		lost := 0
-		for i := 0; i < *loop; i++ {
-			s, err := o.open()
-			if err != nil {
-				fmt.Fprintln(stderr, "copilot(fake):", err)
-				return 1
-			}
-			time.Sleep(*loopHold)
-			if !s.intact() {
-				lost++
-			}
-			s.close()
-		}
-		fmt.Fprintf(stdout, "done %d lost %d\n", *loop, lost)
-		return 0
+	if o.loop > 0 {
+		return o.openLoop(stdout, stderr)
 	}
 	s, err := o.open()
 	if err != nil {
 		fmt.Fprintln(stderr, "copilot(fake):", err)
 		return 1
 	}
-	if *openDB {
-		db, err := os.OpenFile(filepath.Join(o.stateDir, o.session, "session.db"), os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			fmt.Fprintln(stderr, "copilot(fake):", err)
-			return 1
+	for _, extra := range []string{db, o.openExtra} {
+		if extra == "" {
+			continue
 		}
-		defer db.Close()
-	}
-	if *openExtra != "" {
-		f, err := os.OpenFile(*openExtra, os.O_CREATE|os.O_RDWR, 0o644)
+		f, err := os.OpenFile(extra, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			fmt.Fprintln(stderr, "copilot(fake):", err)
 			return 1
@@ -124,44 +74,129 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	// Signals are caught before "ready": a parent may signal at once.
 	// With --exit-on-eof they keep their default action (SIGTERM ends it).
 	sig := make(chan os.Signal, 1)
-	if !*exitOnEOF {
+	if !o.exitOnEOF {
 		signal.Notify(sig, syscall.SIGTERM, os.Interrupt, execSignal)
 	}
 	fmt.Fprintf(stdout, "ready %d\n", os.Getpid())
 	if f, ok := stdout.(*os.File); ok {
 		f.Sync()
 	}
-	if *exitOnEOF {
-		io.Copy(io.Discard, bufio.NewReader(os.Stdin))
-		s.close()
-		return 0
+	if o.exitOnEOF {
+		io.Copy(io.Discard, os.Stdin)
+	} else {
+		o.wait(s, sig, stderr)
 	}
-	// Wait for SIGTERM or SIGINT and exit as a polite CLI does, removing its
-	// files; SIGKILL leaves them behind, as with the real one.
+	s.close()
+	return 0
+}
+
+func parse(args []string, stdout, stderr io.Writer) (*options, int) {
+	var o options
+	fs := flag.NewFlagSet("copilot", flag.ContinueOnError)
+	fs.StringVar(&o.stateDir, "state-dir", "", "session-state directory")
+	fs.StringVar(&o.session, "session", "", "session id to open")
+	fs.BoolVar(&o.old, "old", false, "write only the .lock, as CLIs before the .hold did")
+	fs.DurationVar(&o.holdDelay, "hold-delay", time.Millisecond, "pause between writing the .lock and flocking the .hold")
+	noOpLock := fs.Bool("no-op-lock", false, "skip the session operation lock")
+	fs.BoolVar(&o.exitOnEOF, "exit-on-eof", false, "remove the locks and exit when stdin closes")
+	fs.BoolVar(&o.ignoreTerm, "ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
+	fs.StringVar(&o.execOn, "exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
+	fs.StringVar(&o.execOnTerm, "exec-on-term", "", "on SIGTERM, exec this command line (space-separated): the .hold closes, and another program runs on under the pid")
+	fs.IntVar(&o.namePID, "name-pid", 0, "name the lock files (and write into the .lock) this pid instead of the process's own")
+	fs.BoolVar(&o.nameThread, "name-thread", false, "name the lock files after one of this process's other threads (Linux)")
+	fs.BoolVar(&o.openDB, "open-db", false, "keep the session's session.db open, as CLIs 1.0.45 to 1.0.65 do")
+	fs.StringVar(&o.openExtra, "open", "", "also keep this file open (a file on another mount, say)")
+	fs.StringVar(&o.comm, "comm", "", "name the main thread so (Linux: /proc/self/comm), as the native CLI's is MainThread")
+	fs.IntVar(&o.loop, "loop", 0, "open and close the session this many times, then exit; report lost locks")
+	fs.DurationVar(&o.loopHold, "loop-hold", 2*time.Millisecond, "how long each loop iteration keeps the session open")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: sessionlocks _fakecli --state-dir DIR --session ID [flags]\n\nBehaves like a Copilot CLI holding the session (for the demo and tests).\n\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fs.SetOutput(io.Discard)
+	switch err := fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout) // asked for: to stdout, exit 0, as every command's help
+		return nil, 0
+	case err != nil:
+		fmt.Fprintln(stderr, err)
+		usage(stderr)
+		return nil, 2
+	case o.stateDir == "" || o.session == "":
+		fmt.Fprintln(stderr, "copilot(fake): --state-dir and --session are required")
+		return nil, 2
+	}
+	o.opLock, o.pid = !*noOpLock, os.Getpid()
+	return &o, 0
+}
+
+// setUp names the lock files and the main thread as the flags say.
+func (o *options) setUp() error {
+	if o.namePID > 0 {
+		o.pid = o.namePID
+	}
+	if o.nameThread {
+		tid, err := otherThread()
+		if err != nil {
+			return fmt.Errorf("--name-thread: %w", err)
+		}
+		o.pid = tid
+	}
+	if o.comm != "" {
+		if err := os.WriteFile("/proc/self/comm", []byte(o.comm), 0); err != nil {
+			return fmt.Errorf("--comm: %w", err)
+		}
+	}
+	return nil
+}
+
+// openLoop opens and closes the session --loop times and says how often
+// its locks were lost while it held them.
+func (o *options) openLoop(stdout, stderr io.Writer) int {
+	lost := 0
+	for range o.loop {
+		s, err := o.open()
+		if err != nil {
+			fmt.Fprintln(stderr, "copilot(fake):", err)
+			return 1
+		}
+		time.Sleep(o.loopHold)
+		if !s.intact() {
+			lost++
+		}
+		s.close()
+	}
+	fmt.Fprintf(stdout, "done %d lost %d\n", o.loop, lost)
+	return 0
+}
+
+// wait waits for SIGTERM or SIGINT, to exit as a polite CLI does (its
+// caller removes its files; SIGKILL leaves them behind, as with the real
+// one), exec'ing instead where the flags say.
+func (o *options) wait(s *openSession, sig chan os.Signal, stderr io.Writer) {
 	for {
 		switch <-sig {
 		case syscall.SIGTERM:
-			if *execOnTerm != "" {
-				if err := execPlain(strings.Fields(*execOnTerm)); err != nil {
+			if o.execOnTerm != "" {
+				if err := execPlain(strings.Fields(o.execOnTerm)); err != nil {
 					fmt.Fprintln(stderr, "copilot(fake): exec:", err)
 				}
 				continue
 			}
-			if *ignoreTerm {
+			if o.ignoreTerm {
 				fmt.Fprintln(stderr, "copilot(fake): SIGTERM ignored")
 				continue
 			}
 		case execSignal:
-			if *execOn == "" {
-				continue
-			}
-			if err := execKeepingHold(s.hold, strings.Fields(*execOn)); err != nil {
-				fmt.Fprintln(stderr, "copilot(fake): exec:", err)
+			if o.execOn != "" {
+				if err := execKeepingHold(s.hold, strings.Fields(o.execOn)); err != nil {
+					fmt.Fprintln(stderr, "copilot(fake): exec:", err)
+				}
 			}
 			continue
 		}
-		s.close()
-		return 0
+		return
 	}
 }
 

@@ -1,10 +1,10 @@
 package repl
 
+// Parsing what is typed, completion, colour and .help, against the built-in schema.
+
 import (
 	"strings"
 	"testing"
-
-	protocol "github.com/copilot-ide/sessionlocks/schema"
 )
 
 var testIDs = []string{
@@ -17,10 +17,7 @@ var testIDs = []string{
 // testCatalog is the document the server serves, embedded in the binary.
 func testCatalog(t *testing.T) *catalog {
 	t.Helper()
-	c, err := newCatalog(protocol.OpenRPC)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := protocolCatalog()
 	if c.method("canResume") == nil {
 		t.Fatal("the embedded OpenRPC document has no canResume")
 	}
@@ -84,17 +81,6 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseWithoutDiscover(t *testing.T) {
-	p := parser{}
-	if _, _, err := p.parse("canResume 5e55"); err == nil || !strings.Contains(err.Error(), "rpc.discover") {
-		t.Errorf("bare argument without a schema: %v", err)
-	}
-	_, params, err := p.parse("canResume sessionId=5e55")
-	if err != nil || string(params) != `{"sessionId":"5e55"}` {
-		t.Errorf("key=value without a schema: %s %v", params, err)
-	}
-}
-
 func TestDepth(t *testing.T) {
 	tests := []struct {
 		text string
@@ -108,27 +94,15 @@ func TestDepth(t *testing.T) {
 		{"x {}", 0},
 	}
 	for _, tt := range tests {
-		if got := depth(tt.text); got != tt.want {
+		if _, got, _ := split(tt.text); got != tt.want {
 			t.Errorf("depth(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
 }
 
-func TestFrameTap(t *testing.T) {
-	var got []string
-	tap := &frameTap{emit: func(h, b []byte) { got = append(got, string(h)+"|"+string(b)) }}
-	stream := "Content-Length: 2\r\n\r\n{}content-length: 7\r\nContent-Type: x\r\n\r\n[1,2,3]"
-	for i := 0; i < len(stream); i++ { // byte by byte: frames split anywhere
-		tap.Write([]byte{stream[i]})
-	}
-	want := []string{"Content-Length: 2|{}", "content-length: 7\r\nContent-Type: x|[1,2,3]"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("frames %q, want %q", got, want)
-	}
-}
-
 func TestComplete(t *testing.T) {
-	r := &repl{cat: testCatalog(t), ids: testIDs}
+	r := &repl{cat: testCatalog(t)}
+	r.answers.note(testIDs, nil)
 	tests := []struct {
 		line string
 		want []string
@@ -180,28 +154,5 @@ func TestHelp(t *testing.T) {
 	}
 	if h := c.help(c.method("listSessions")); !strings.Contains(h, "includeFree?  boolean = true") {
 		t.Errorf(".help listSessions does not show the default:\n%s", h)
-	}
-}
-
-func TestNotificationMarks(t *testing.T) {
-	tests := []struct {
-		doc, want string
-	}{
-		{`{"name": "m"}`, ""},
-		{`{"name": "n", "x-notification": true, "x-sender": "server"}`, fromServer},
-		{`{"name": "n", "x-notification": true, "x-sender": "client"}`, fromClient},
-		{`{"name": "n", "x-notification": "server-to-client"}`, fromServer},
-		{`{"name": "n", "x-notification": "client-to-server"}`, fromClient},
-		{`{"name": "n", "x-notification": true}`, fromServer}, // not offered when unsure
-		{`{"name": "n", "x-notification": false, "x-sender": "client"}`, ""},
-	}
-	for _, tt := range tests {
-		c, err := newCatalog([]byte(`{"methods": [` + tt.doc + `]}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.doc.Methods[0].notification(); got != tt.want {
-			t.Errorf("%s: notification() = %q, want %q", tt.doc, got, tt.want)
-		}
 	}
 }

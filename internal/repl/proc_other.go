@@ -2,6 +2,8 @@
 
 package repl
 
+// The REPL's children elsewhere: nothing to isolate, nothing to redraw.
+
 import "os/exec"
 
 // Isolate does nothing where there are no process groups to speak of.

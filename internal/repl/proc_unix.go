@@ -2,20 +2,23 @@
 
 package repl
 
+// The REPL's children on Unix: a session of their own, and liner's redraw.
+
 import (
 	"os"
 	"os/exec"
 	"syscall"
 )
 
-// Isolate puts a child in its own process group, so that Ctrl-C at the
-// terminal interrupts the REPL's call instead of killing the server (or the
-// demo's fake CLI) under it. The REPL ends its children itself.
+// Isolate puts a child in a session of its own, away from the terminal, so
+// that Ctrl-C there interrupts the REPL's call instead of killing the server
+// (or the demo's fake CLI) under it, and the demo's CLI reads the same
+// wherever the REPL runs (no terminal). The REPL ends its children itself.
 func Isolate(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Setsid = true
 }
 
 // redrawLine makes liner redraw its prompt and the line being typed. liner

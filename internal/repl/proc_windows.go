@@ -1,5 +1,8 @@
 package repl
 
+// The REPL's children on Windows: a process group of their own, liner's
+// redraw, and whether a handle is a console.
+
 import (
 	"os/exec"
 	"syscall"

@@ -1,22 +1,25 @@
 // Package repl is `sessionlocks repl`: a JSON-RPC console that spawns
 // `sessionlocks serve` and drives it over the same pipes and framing the IDE
 // uses, so that a person debugging "why does the IDE say this session is in
-// use?" sees exactly what the IDE would see.
+// use?" sees exactly what the IDE would see. This file runs the loop and
+// sends what is typed.
 package repl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/peterh/liner"
+
+	"github.com/copilot-ide/sessionlocks/rpc"
 )
 
 // Options configure Run.
@@ -51,92 +54,63 @@ const (
 type repl struct {
 	o     Options
 	out   *printer
-	cl    *client
+	srv   *server
 	cat   *catalog
 	parse parser
 	line  *liner.State
 
 	trace, notes atomic.Bool
-	failed       atomic.Bool // a command failed: a script exits 1
-
-	idsMu sync.Mutex
-	ids   []string // known session ids, newest first
-	dir   string   // the server's state dir
-
-	// Notifications counted, for .wait.
-	nmu   sync.Mutex
-	nseq  uint64        // notifications so far
-	nmark uint64        // nseq when the last request was sent
-	nwake chan struct{} // closed and replaced on every notification
+	failed       atomic.Bool   // a command failed: a script exits 1
+	notified     chan struct{} // a notification came since the last request
+	answers      answers
 
 	sigint     chan os.Signal
-	callMu     sync.Mutex
-	cancelCall context.CancelFunc // non-nil while a call is in flight
-}
-
-// handleInterrupts makes Ctrl-C cancel the call in flight. While a call runs
-// the terminal is in cooked mode, so Ctrl-C is a SIGINT to the REPL alone (its
-// children are in their own process group); at the prompt liner reads it as
-// a key and drops the line. Reading a script, an interrupt between calls
-// ends the REPL, which then cleans up: the returned channel says so.
-func (r *repl) handleInterrupts() <-chan struct{} {
-	r.sigint = make(chan os.Signal, 1)
-	signal.Notify(r.sigint, os.Interrupt)
-	quit := make(chan struct{})
-	go func() {
-		for range r.sigint {
-			r.callMu.Lock()
-			cancel := r.cancelCall
-			r.callMu.Unlock()
-			switch {
-			case cancel != nil:
-				cancel()
-			case !r.o.Interactive:
-				close(quit)
-				return
-			}
-		}
-	}()
-	return quit
+	cancelCall atomic.Pointer[context.CancelFunc] // set while a call is in flight
 }
 
 // Run runs the REPL until .quit, end of input, the server's exit, or ctx's
 // end (the caller cancels it on SIGTERM and the like). It returns the exit code.
 func Run(ctx context.Context, o Options) int {
-	r := &repl{o: o, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, nwake: make(chan struct{})}
+	cat := protocolCatalog()
+	r := &repl{o: o, cat: cat, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, notified: make(chan struct{}, 1)}
+	r.parse = parser{cat: cat, vars: r.answers.value}
 	r.notes.Store(true)
-	r.parse = parser{}
 
-	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.paint(sgrDim, "serve: "+l) + "\n") }}
-	cl, err := startClient(o.Serve, logw, r.onFrame, r.onLateAnswer)
+	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.line(sgrDim, "serve: "+l)) }}
+	var err error
+	r.srv, err = startServer(o.Serve, logw, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
 	if err != nil {
-		fmt.Fprintln(o.Err, "sessionlocks repl:", err)
+		warn(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
-	r.cl = cl
 	reported := false // the server's exit, already
 	defer func() {
-		if err := cl.close(); err != nil && ctx.Err() == nil && !reported {
-			fmt.Fprintln(o.Err, "sessionlocks repl: serve:", err)
+		if err := r.srv.close(); err != nil && ctx.Err() == nil && !reported {
+			warn(o.Err, "sessionlocks repl: serve:", err)
 		}
 		logw.flush()
 	}()
-
 	interrupted := r.handleInterrupts()
 	defer signal.Stop(r.sigint)
 
-	if !r.connect(ctx) {
+	// The sessions, before the first prompt: their ids complete, and the
+	// state dir is shown. Traced only from here: it would bury the prompt.
+	var res json.RawMessage
+	if err := r.srv.rpc.Call(ctx, "listSessions", nil, &res); err == nil {
+		r.answers.learn(res, false)
+	} else if !errors.As(err, new(*rpc.Error)) {
+		warn(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
-	// Traced from here: the start-up calls (a 20 KB OpenRPC document and
-	// the session list) would bury the prompt.
 	r.trace.Store(o.Trace)
-	if o.Banner != "" {
-		r.out.print(o.Banner)
+	for _, l := range strings.Split(strings.TrimSuffix(o.Banner, "\n"), "\n") {
+		if l != "" {
+			r.out.print(r.out.line("", l))
+		}
 	}
 	if o.Interactive {
-		r.out.printf("sessionlocks serve (pid %d) on %s\n.help lists methods and commands; Tab completes; Ctrl-D quits.\n",
-			cl.cmd.Process.Pid, r.dir)
+		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.stateDir())) +
+			".help lists methods and commands; Tab completes; Ctrl-D quits.\n")
 	}
 
 	lines, next := r.reader()
@@ -150,9 +124,13 @@ func Run(ctx context.Context, o Options) int {
 			next <- struct{}{}
 		case <-interrupted:
 			return 130
-		case <-cl.exited:
+		case <-r.srv.exited:
 			reported = true
-			r.out.async(r.out.paint(sgrError, fmt.Sprintf("sessionlocks serve exited: %v", exitText(cl.exit))) + "\n")
+			msg := "exit status 0"
+			if r.srv.exit != nil {
+				msg = r.srv.exit.Error()
+			}
+			r.out.async(r.out.line(sgrError, "sessionlocks serve exited: "+msg))
 			return 1
 		case <-ctx.Done():
 			return 1
@@ -160,30 +138,33 @@ func Run(ctx context.Context, o Options) int {
 	}
 }
 
-// wait returns once a notification has arrived since the last request was
-// sent, or after d, saying so.
-func (r *repl) wait(d time.Duration) {
-	timeout := time.After(d)
-	for {
-		r.nmu.Lock()
-		got, wake := r.nseq > r.nmark, r.nwake
-		r.nmu.Unlock()
-		if got {
-			return
+// handleInterrupts makes Ctrl-C cancel the call in flight. While a call runs
+// the terminal is in cooked mode, so Ctrl-C is a SIGINT to the REPL alone (its
+// children are in their own process group); at the prompt liner reads it as
+// a key and drops the line. Reading a script, an interrupt between calls
+// ends the REPL, which then cleans up: the returned channel says so.
+func (r *repl) handleInterrupts() <-chan struct{} {
+	r.sigint = make(chan os.Signal, 1)
+	signal.Notify(r.sigint, os.Interrupt)
+	quit := make(chan struct{})
+	go func() {
+		for range r.sigint {
+			switch cancel := r.cancelCall.Load(); {
+			case cancel != nil:
+				(*cancel)()
+			case !r.o.Interactive:
+				close(quit)
+				return
+			}
 		}
-		select {
-		case <-wake:
-		case <-timeout:
-			r.out.print(r.out.paint(sgrDim, fmt.Sprintf("(no notification within %s)", d)) + "\n")
-			return
-		}
-	}
+	}()
+	return quit
 }
 
 // fail prints an error line and remembers that something failed.
 func (r *repl) fail(msg string) {
 	r.failed.Store(true)
-	r.out.print(r.out.paint(sgrError, msg) + "\n")
+	r.out.print(r.out.line(sgrError, msg))
 }
 
 // exitCode is 1 when a script had a command fail, so that a shell script
@@ -195,77 +176,63 @@ func (r *repl) exitCode() int {
 	return 0
 }
 
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
-}
-
-// connect learns the methods (rpc.discover) and the sessions (listSessions)
-// before the first prompt, for completion and id prefixes.
-func (r *repl) connect(ctx context.Context) bool {
-	res, err := r.cl.call(ctx, "rpc.discover", nil)
-	if err != nil {
-		fmt.Fprintf(r.o.Err, "sessionlocks repl: %v\n", err)
-		return false
-	}
-	if res.Err != nil {
-		r.out.print(r.out.paint(sgrDim, fmt.Sprintf("note: rpc.discover failed (%d %s): no completion of methods or params, no .help METHOD\n", res.Err.Code, res.Err.Message)))
-	} else if r.cat, err = newCatalog(res.Result); err != nil {
-		r.out.print(r.out.paint(sgrDim, "note: "+err.Error()+"\n"))
-	}
-	r.parse.cat = r.cat
-	r.refreshIDs(ctx)
-	return true
-}
-
 // execute runs one input and reports whether the REPL should quit.
 func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 	text = strings.TrimSpace(text)
-	if strings.HasPrefix(text, ".") {
-		return r.dot(text)
+	if done, quit := r.command(text); done {
+		return quit
 	}
 	method, params, err := r.parse.parse(text)
 	if err != nil {
 		r.fail("error: " + err.Error())
 		return false
 	}
-	if m := r.cat.method(method); m != nil && m.notification() == fromClient {
-		if err := r.cl.notify(ctx, method, params); err != nil {
+	var p any // nil: no params member
+	if params != nil {
+		p = params
+	}
+	if m := r.cat.method(method); m != nil && m.Notification {
+		if m.Sender == "server" {
+			r.fail("error: " + method + " is a notification the server sends; the REPL shows it as it comes")
+		} else if err := r.srv.rpc.Notify(ctx, method, p); err != nil {
 			r.fail("error: " + err.Error())
 		} else {
-			r.out.print(r.out.paint(sgrDim, "(notification sent; no reply expected)") + "\n")
+			r.out.print(r.out.line(sgrDim, "(notification sent; no reply expected)"))
 		}
 		return false
 	}
-	r.nmu.Lock()
-	r.nmark = r.nseq
-	r.nmu.Unlock()
-	callCtx, cancel := context.WithCancel(ctx)
-	r.callMu.Lock()
-	r.cancelCall = cancel
-	r.callMu.Unlock()
-	res, err := r.cl.call(callCtx, method, params)
-	r.callMu.Lock()
-	r.cancelCall = nil
-	r.callMu.Unlock()
-	cancel()
-	switch {
-	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
-		r.fail(fmt.Sprintf("interrupted after %s; sent $/cancelRequest (the server's answer shows here when it comes)", duration(res.Duration)))
-	case err != nil:
-		r.fail("error: " + err.Error())
-	case res.Err != nil:
-		r.fail(fmt.Sprintf("error %d: %s", res.Err.Code, res.Err.Message))
-		if res.Err.Data != nil {
-			r.out.print("data: " + r.out.json(*res.Err.Data))
-		}
-		r.out.print(r.out.paint(sgrDim, "("+duration(res.Duration)+")") + "\n")
+	select {
+	case <-r.notified: // .wait waits for one that comes after this request
 	default:
-		r.learn(method, params, res.Result)
-		r.out.print(r.out.json(res.Result))
-		r.out.print(r.out.paint(sgrDim, "("+duration(res.Duration)+")") + "\n")
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	r.cancelCall.Store(&cancel)
+	start := time.Now()
+	var res json.RawMessage
+	err = r.srv.rpc.Call(callCtx, method, p, &res)
+	took := duration(time.Since(start))
+	r.cancelCall.Store(nil)
+	cancel()
+	var rpcErr *rpc.Error
+	switch {
+	case err == nil:
+		r.answers.learn(res, true)
+		r.out.print(r.out.json(res) + r.out.line(sgrDim, "("+took+")"))
+	case errors.As(err, &rpcErr):
+		r.fail(fmt.Sprintf("error %d: %s", rpcErr.Code, rpcErr.Message))
+		if rpcErr.Data != nil {
+			if rpcErr.Code == rpc.CodeSessionChanged {
+				r.answers.learn(*rpcErr.Data, false) // a fresh canResume answer: its token is $token
+			}
+			r.out.print("data: " + r.out.json(*rpcErr.Data))
+		}
+		r.out.print(r.out.line(sgrDim, "("+took+")"))
+	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		r.fail("interrupted after " + took + "; sent $/cancelRequest (the server's answer shows here when it comes)")
+	case r.srv.closed():
+		r.fail("error: connection to sessionlocks serve lost")
+	default:
+		r.fail("error: " + err.Error())
 	}
 	return false
 }

@@ -1,6 +1,8 @@
 package repl
 
-// Everything the REPL prints: one printer, colours, results and errors.
+// Everything the REPL prints goes through one printer, which escapes what
+// came from the server or the disk (internal/escape), paints it when asked
+// to, and puts output that arrives on its own above the prompt.
 
 import (
 	"bytes"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/escape"
 )
 
 // printer serialises everything the REPL writes. Output that arrives on its
@@ -35,11 +39,32 @@ const (
 	sgrNotice  = "1;34" // bold blue
 )
 
-func (p *printer) paint(code, s string) string {
-	if !p.color || s == "" {
-		return s
+// line is s, escaped, painted with code (none: ""), and a newline.
+func (p *printer) line(code, s string) string {
+	s = escape.Text(s)
+	if p.color && code != "" && s != "" {
+		s = "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
-	return "\x1b[" + code + "m" + s + "\x1b[0m"
+	return s + "\n"
+}
+
+// json renders raw indented, its hidden characters as JSON escapes,
+// coloured when the printer colours.
+func (p *printer) json(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return p.line("", string(raw))
+	}
+	s := string(escape.JSON(b.Bytes())) + "\n"
+	if p.color {
+		return colorJSON(s)
+	}
+	return s
+}
+
+// warn writes a line to w (stderr), escaped: it may name paths and errors.
+func warn(w io.Writer, a ...any) {
+	io.WriteString(w, escape.Text(strings.TrimSuffix(fmt.Sprintln(a...), "\n"))+"\n")
 }
 
 // print writes s from the REPL's own loop.
@@ -48,8 +73,6 @@ func (p *printer) print(s string) {
 	defer p.mu.Unlock()
 	io.WriteString(p.w, s)
 }
-
-func (p *printer) printf(format string, a ...any) { p.print(fmt.Sprintf(format, a...)) }
 
 // async writes s, which ends in a newline, from any goroutine.
 func (p *printer) async(s string) {
@@ -73,63 +96,40 @@ func (p *printer) setPrompting(on bool) {
 	p.mu.Unlock()
 }
 
-// json renders raw indented, coloured when the printer colours.
-func (p *printer) json(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw) + "\n"
-	}
-	b.WriteByte('\n')
-	if !p.color {
-		return b.String()
-	}
-	return colorJSON(b.String())
-}
-
 // colorJSON paints valid, indented JSON token by token.
 func colorJSON(s string) string {
 	var b strings.Builder
 	paint := func(code, tok string) { b.WriteString("\x1b[" + code + "m" + tok + "\x1b[0m") }
 	for i := 0; i < len(s); {
-		c := s[i]
+		c, j := s[i], i+1
 		switch {
 		case c == '"':
-			j := i + 1
 			for j < len(s) && s[j] != '"' {
 				if s[j] == '\\' {
 					j++
 				}
 				j++
 			}
-			j++
-			k := j
-			for k < len(s) && (s[k] == ' ') {
-				k++
-			}
-			if k < len(s) && s[k] == ':' {
+			j = min(j+1, len(s))
+			if strings.HasPrefix(strings.TrimLeft(s[j:], " "), ":") {
 				paint(sgrKey, s[i:j])
 			} else {
 				paint(sgrString, s[i:j])
 			}
-			i = j
-		case c == '-' || (c >= '0' && c <= '9'):
-			j := i
+		case c == '-' || c >= '0' && c <= '9':
 			for j < len(s) && strings.IndexByte("+-.eE0123456789", s[j]) >= 0 {
 				j++
 			}
 			paint(sgrNumber, s[i:j])
-			i = j
-		case c == 't' || c == 'f' || c == 'n':
-			j := i
+		case c >= 'a' && c <= 'z': // true, false, null
 			for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
 				j++
 			}
 			paint(sgrLiteral, s[i:j])
-			i = j
 		default:
 			b.WriteByte(c)
-			i++
 		}
+		i = j
 	}
 	return b.String()
 }

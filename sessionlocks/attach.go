@@ -76,6 +76,10 @@ func (e *Engine) attach(h *Holder, p procInfo) {
 		top, topInfo = identity{pid: p.ppid, start: parent.start}, parent
 		parent = readProc(parent.ppid)
 	}
+	if !p.ttyKnown {
+		// Read apart where the process record does not name it (macOS).
+		p.tty, p.ttyKnown = terminalOf(h.PID)
+	}
 	h.Terminal = p.tty
 	if h.Terminal == "" {
 		h.Terminal = topInfo.tty
@@ -160,6 +164,14 @@ func notOrphanWhy(h *Holder) string {
 		return "a terminal is still attached to it"
 	}
 	return "whether a terminal is attached could not be read"
+}
+
+// terminalOf names pid's controlling terminal where the system tells it
+// apart from the process record (macOS: kinfo_proc's device, named from
+// /dev); ok is false where it cannot be read.
+func terminalOf(pid int) (string, bool) {
+	name, err := procfiles.Terminal(pid)
+	return name, err == nil
 }
 
 // isLoader reports whether argv is the CLI's own launcher of its native

@@ -28,20 +28,6 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// validID is ValidateID == nil for a name read from a directory, without
-// an error value or a string.
-func validID(name []byte) bool {
-	if len(name) == 0 || len(name) > maxIDLen || name[0] == '.' {
-		return false
-	}
-	for _, c := range name {
-		if !idByte(c) {
-			return false
-		}
-	}
-	return true
-}
-
 func idByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 }

@@ -109,12 +109,10 @@ func tryLock(f *os.File) error {
 
 func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 
-func terminate(pid int) error { return unix.Kill(pid, unix.SIGTERM) }
 
 // signalZero is kill(pid, 0): nil or EPERM mean a process (maybe a zombie) has the pid.
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
 
-func isNoSuchProcess(err error) bool { return err == unix.ESRCH }
 
 // openNoFollow opens a regular file for reading, never through a final
 // symlink and never blocking on a FIFO; its identity comes from the open
@@ -202,9 +200,6 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-// pidGone reports that no process or thread has pid (kill(pid, 0) fails
-// with ESRCH); false when one may.
-func pidGone(pid int) bool { return signalZero(pid) == unix.ESRCH }
 
 // statID is stat (following links) as a fileID: the state dir's, which
 // may be a link (the user's ~/.copilot kept elsewhere).

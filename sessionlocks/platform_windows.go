@@ -150,9 +150,6 @@ func unlockFile(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
 
-// terminate is not offered on Windows: there is no SIGTERM, and
-// TerminateProcess would kill the CLI without letting it save its session.
-func terminate(pid int) error { return errors.ErrUnsupported }
 
 // statID is os.Stat as a fileID, for the state dir (its only use), which must
 // be a directory. A file where it or a parent should be reads "not found" on
@@ -215,5 +212,3 @@ func (d dirStat) lstat(name string) (fileID, error) { return lstatID(filepath.Jo
 
 func (d dirStat) close() {}
 
-// pidGone reports that no process has pid.
-func pidGone(pid int) bool { return readProc(pid).state == procGone }

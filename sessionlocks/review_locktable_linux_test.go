@@ -8,9 +8,11 @@ package sessionlocks
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +132,31 @@ func youngHoldHeldElsewhere(t *testing.T, sd string) {
 	}
 	if ls[0].State != StateInUse {
 		t.Fatalf("listing: %s, want inUse", ls[0].State)
+	}
+}
+
+// Issue 26: never "In use by pid N" for a pid that is not running. A .hold
+// held by a process this sidecar cannot tie to its pid (a CLI in another
+// container, whose pid here is nobody's) is live by its lock, and the
+// prompt's sentence must not name pid N as a running holder.
+func TestHeldHoldOfAPidRunningNowhereIsNotInUseByIt(t *testing.T) {
+	for _, age := range []time.Duration{0, time.Minute} {
+		sd := t.TempDir()
+		dir := newSession(t, sd, "s")
+		pid := deadPID(t)
+		writeLock(t, dir, pid, time.Now().Add(-age))
+		hold := writeHold(t, dir, pid, time.Now().Add(-age))
+		fl := exec.Command("flock", "-x", hold, "sleep", "60")
+		fl.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+		if err := fl.Start(); err != nil {
+			t.Skip("flock(1) unavailable:", err)
+		}
+		t.Cleanup(func() { unix.Kill(-fl.Process.Pid, unix.SIGKILL); fl.Wait() })
+		waitFor(t, "flock(1) to take the .hold", func() bool { return lockTableHolds(must(lstatID(hold))) })
+		s := mustSession(t, newEngine(t, sd, 5*time.Second), "s")
+		msg := s.Message(time.Now())
+		if s.State != StateInUse || strings.HasPrefix(msg, fmt.Sprintf("In use by pid %d", pid)) {
+			t.Errorf("lock %s old, pid %d running nowhere: %s, %q (%s)", age, pid, s.State, msg, s.Holders[0].Detail)
+		}
 	}
 }

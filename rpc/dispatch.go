@@ -208,9 +208,11 @@ func (h *handler) cancelRequest(req *jsonrpc2.Request) {
 	}
 	h.s.log.Debug("cancelling request", "id", id.String())
 	f.cancel()
-	if f.queued {
+	if f.queued && h.quick < maxRunning {
 		// Never started: it starts now, beside the others, only to
-		// answer "cancelled" (see serve), and does nothing.
+		// answer "cancelled" (see serve), and does nothing. With no room
+		// among the quick ones (a client that does not read their
+		// answers), it keeps its place in the queue and answers then.
 		for i, g := range h.queue {
 			if g == f {
 				h.queue = append(h.queue[:i], h.queue[i+1:]...)

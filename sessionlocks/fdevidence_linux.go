@@ -106,17 +106,21 @@ func holderOf(name string, want fileID) int {
 // only, it never disturbs a CLI about to take its flock. A young .hold
 // whose named pid is not running here is asked this (a CLI this process
 // cannot see may hold it); the table costs a line per lock on the machine.
+// The table names a file by its super block's device, which is not stat's
+// on a btrfs subvolume or an overlay: the inode number alone is matched,
+// so that a lock on another device's same inode errs toward live (and
+// only until the .hold is old enough to probe).
 func lockTableHolds(want fileID) bool {
 	b, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		return false
 	}
-	id := fmt.Sprintf(" %02x:%02x:%d ", unix.Major(want.dev), unix.Minor(want.dev), want.ino)
+	ino := []byte(":" + strconv.FormatUint(want.ino, 10))
 	for line := range bytes.Lines(b) {
 		f := bytes.Fields(line)
 		// "1:", "FLOCK", "ADVISORY", "WRITE", pid, maj:min:ino, start, end;
 		// a "->" marks a request waiting for the lock, not holding it.
-		if len(f) >= 6 && string(f[1]) == "FLOCK" && string(f[3]) == "WRITE" && bytes.Contains(line, []byte(id)) {
+		if len(f) >= 6 && string(f[1]) == "FLOCK" && string(f[3]) == "WRITE" && bytes.HasSuffix(f[5], ino) {
 			return true
 		}
 	}

@@ -128,13 +128,17 @@ func wireReclaim(r sessionlocks.ReclaimResult, dryRun bool) *ReclaimStaleResult 
 		DryRun:    dryRun,
 	}
 	for _, f := range r.Failed {
-		msg := "unknown error"
-		if f.Err != nil {
-			msg = f.Err.Error()
-		}
-		out.Failed = append(out.Failed, ReclaimFailure{Holder: wireHolder(f.Holder), Error: msg})
+		out.Failed = append(out.Failed, wireFailure(f))
 	}
 	return out
+}
+
+func wireFailure(f sessionlocks.Failure) ReclaimFailure {
+	msg := "unknown error"
+	if f.Err != nil {
+		msg = f.Err.Error()
+	}
+	return ReclaimFailure{Holder: wireHolder(f.Holder), Error: msg}
 }
 
 func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
@@ -153,6 +157,9 @@ func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
 	}
 	for _, n := range r.NotSignalled {
 		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})
+	}
+	for _, f := range r.Failed {
+		out.Failed = append(out.Failed, wireFailure(f))
 	}
 	return out
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/procfiles"
 )
 
 // Launcher is the process that started a live holder (through its loader,

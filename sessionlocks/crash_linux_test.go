@@ -311,13 +311,15 @@ func TestSamePIDAndInodeNeverLosesTheNewHolder(t *testing.T) {
 }
 
 func TestClockFilesOfDeadMeasurersAreCleared(t *testing.T) {
-	dir := t.TempDir()
+	sd := t.TempDir()
+	dir := filepath.Join(sd, opLockDir)
+	os.Mkdir(dir, 0o700)
 	dead := filepath.Join(dir, clockPrefix+itoa(deadPID(t))+".1700000000000.ab12cd34")
 	older := filepath.Join(dir, ".sessionlocks-clock-0123456789abcdef")
 	os.WriteFile(dead, nil, 0o600)
 	os.WriteFile(older, nil, 0o600)
 	touch(t, older, time.Now().Add(-time.Hour))
-	if _, err := measureSkew(dir); err != nil {
+	if _, err := measureSkew(sd); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {

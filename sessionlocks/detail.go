@@ -33,6 +33,8 @@ func detail(f *facts, v Verdict, r Reason) string {
 		return fmt.Sprintf("Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock has exited%s%s.", hold, pidNow(f.pid, f.proc), timeNote(f))
 	case r == ReasonHoldReleased:
 		return fmt.Sprintf("Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", hold, human(f.age), pidNow(f.pid, f.proc))
+	case f.probe != nil && f.probe.err == nil && !f.probe.held && r == ReasonUnprobeable && !f.strictWriter() && !f.lock.exists():
+		return fmt.Sprintf("Nobody on this machine holds the kernel lock on %s, but %s.", hold, whyPIDsProveNothing(f))
 	case f.probe != nil && f.probe.err == nil && !f.probe.held && r == ReasonUnprobeable && !f.strictWriter():
 		return fmt.Sprintf("Nobody on this machine holds the kernel lock on %s, but %s.", hold, whyPIDsProveNothing(f))
 	case r == ReasonStarting && f.probe == nil && f.hold.exists():
@@ -105,6 +107,8 @@ func aliveDetail(f *facts, r Reason) string {
 // whyPIDsProveNothing says why a pid here says nothing of the lock's writer.
 func whyPIDsProveNothing(f *facts) string {
 	switch {
+	case f.otherOS == "" && f.sharedFS == "" && !f.nestedNS:
+		return "nothing in the session says yet which system wrote it, and for its first moments a CLI in a VM or WSL sharing this directory looks exactly so"
 	case f.otherOS != "":
 		return "this session was written on " + f.otherOS + " (a VM or WSL sharing this directory), whose processes and locks this machine cannot see"
 	case f.sharedFS != "":
@@ -196,8 +200,11 @@ func nameOf(p procInfo) string {
 }
 
 func heldBy(pid int, p procInfo) string {
-	if p.state == procAlive && len(p.argv) > 0 {
+	switch {
+	case p.state == procAlive && len(p.argv) > 0:
 		return fmt.Sprintf("; its lock names pid %d, a running %s", pid, clip(baseName(p.argv[0]), 40))
+	case p.state == procGone || p.state == procZombie || p.state == procThread:
+		return fmt.Sprintf(", although pid %d, which its lock names, is not running here: a CLI this sidecar cannot see holds it", pid)
 	}
 	return ""
 }

@@ -93,6 +93,9 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 	if err := e.forceRemove(ctx, id, opts, decided, &res); err != nil {
 		return res, err
 	}
+	if len(res.Failed) > 0 && len(res.Removed) == 0 && len(res.Signalled)+len(res.Killed) == 0 {
+		return res, res.Failed[0].Err // nothing was done: the error says why
+	}
 	after, err := e.judgeSession(ctx, id, scan{decision: true, opLocked: true}, nil)
 	if err != nil {
 		return res, err
@@ -103,22 +106,20 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 
 // forceRemove judges the session once more and removes what Force may:
 // stale holders as Reclaim does; the holders the decision covered, unless
-// Terminate was asked and the holder is still live (it was not stopped).
+// Terminate was asked and the holder is not stale now (it was not stopped,
+// or whether it still runs cannot be told). A removal that fails is
+// recorded and the others go on: the answer says all that was done.
 func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, decided map[string]bool, res *ForceResult) error {
 	rm := openRemover(filepath.Join(e.dir, id))
 	defer rm.close()
-	var removeErr error
 	removed := 0
 	_, err := e.judgeSession(ctx, id, scan{decision: true, opLocked: true}, func(h Holder) {
 		switch {
-		case removeErr != nil:
-			res.keep(h)
-			return
 		case h.Verdict != Stale && !decided[holderEntry(id, h)]:
 			e.log.Info("kept a holder that appeared after the decision", "session", id, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason)
 			res.keep(h)
 			return
-		case h.Verdict == Live && opts.Terminate:
+		case h.Verdict != Stale && opts.Terminate:
 			// Not stopped: no false "free" while it may write.
 			res.keep(h)
 			return
@@ -128,8 +129,8 @@ func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, 
 			remove = removeStale
 		}
 		if err := remove(h, rm); err != nil {
-			removeErr = err
-			res.keep(h)
+			e.log.Warn("a lock Force was to remove could not be", "session", id, "pid", h.PID, "err", err)
+			res.fail(h, err)
 			return
 		}
 		if removed++; removed <= maxLoggedRemovals {
@@ -140,10 +141,7 @@ func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, 
 	if removed > maxLoggedRemovals {
 		e.log.Info("force-removed more locks", "session", id, "count", removed-maxLoggedRemovals)
 	}
-	if err != nil {
-		return err
-	}
-	return removeErr
+	return err
 }
 
 // killWait is how long Force waits for a SIGKILLed owner to be gone;
@@ -170,6 +168,10 @@ type ForceResult struct {
 	// NotSignalled are the live and unknown holders Terminate did not
 	// signal, each with why.
 	NotSignalled []Refusal
+	// Failed are the holders whose files could not be removed, each with
+	// why: once Force has signalled or removed something, a failure is told
+	// here, not as the call's error.
+	Failed []Failure
 	Session      Session
 }
 
@@ -178,6 +180,13 @@ func (r *ForceResult) remove(h Holder) {
 		r.Removed = append(r.Removed, h)
 	} else {
 		r.RemovedOmitted++
+	}
+}
+
+func (r *ForceResult) fail(h Holder, err error) {
+	r.keep(h)
+	if len(r.Failed) < holderCap {
+		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
 	}
 }
 

@@ -22,11 +22,12 @@ type judgeOpts struct {
 	sharedFS  string
 	nestedNS  bool
 	otherOS   string
+	unsure    bool // nothing says yet which system wrote the session (writtenOn.unsure)
 }
 
 // optsFor is the judgement of one session from where the engine runs.
 func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
-	o := judgeOpts{began: e.now(), nestedNS: p.NestedPIDNamespace, otherOS: s.otherOS}
+	o := judgeOpts{began: e.now(), nestedNS: p.NestedPIDNamespace, otherOS: s.otherOS, unsure: s.unsure}
 	if p.Shared {
 		o.sharedFS = p.FileSystem
 	}
@@ -39,7 +40,7 @@ func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
 // CLI fail to open the session.
 func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
 	*f = facts{pid: r.pid, lock: r.lock, hold: r.hold, settle: e.settle, opLocked: o.opLocked,
-		sharedFS: o.sharedFS, nestedNS: o.nestedNS, otherOS: o.otherOS}
+		sharedFS: o.sharedFS, nestedNS: o.nestedNS, otherOS: o.otherOS, unsure: o.unsure}
 	f.written = r.lock.modTime()
 	if !r.lock.exists() {
 		f.written = r.hold.modTime()

@@ -63,6 +63,9 @@ func liveMessage(s Session, live []Holder, now time.Time) string {
 		if !h.RecheckAt.IsZero() {
 			msg += fmt.Sprintf("; checked again in %s", human(max(h.RecheckAt.Sub(now), 0).Round(time.Second)))
 		}
+	case h.Process == nil && h.Reason == ReasonHoldLocked:
+		// The lock is held, but not by a process this machine ties to the pid.
+		msg = fmt.Sprintf("In use: its kernel lock is held by a process this machine cannot tie to pid %d, which its lock names", h.PID)
 	case h.Orphaned != nil && *h.Orphaned:
 		msg = "In use by " + describeHolder(h, now) + ", left running after its launcher exited; nobody is attached"
 	default:

@@ -52,3 +52,10 @@ func TestMessage(t *testing.T) {
 		})
 	}
 }
+
+func TestMessageOfAHeldLockWhosePidRunsNowhere(t *testing.T) {
+	s := Session{State: StateInUse, Holders: []Holder{{PID: 77, Verdict: Live, Reason: ReasonHoldLocked}}}
+	if got := s.Message(time.Now()); got != "In use: its kernel lock is held by a process this machine cannot tie to pid 77, which its lock names." {
+		t.Errorf("got %q", got)
+	}
+}

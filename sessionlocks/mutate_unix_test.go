@@ -118,8 +118,9 @@ func TestForce(t *testing.T) {
 		if len(res.NotSignalled) != 1 || !strings.Contains(res.NotSignalled[0].Why, "unknown") {
 			t.Errorf("not signalled %+v, want one saying the verdict is unknown", res.NotSignalled)
 		}
-		if exists(lock) || len(res.Removed) != 1 {
-			t.Errorf("force must still remove the lock: removed %d", len(res.Removed))
+		// Not stopped, and whether it is a CLI cannot be told: its lock stays.
+		if !exists(lock) || len(res.Removed) != 0 || len(res.Kept) != 1 || res.Session.State != StateUnknown {
+			t.Errorf("removed %d, kept %d, session %s: terminate keeps what it did not stop", len(res.Removed), len(res.Kept), res.Session.State)
 		}
 	})
 	t.Run("without terminate removes a live lock but signals nothing", func(t *testing.T) {

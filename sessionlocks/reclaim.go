@@ -162,7 +162,7 @@ type ReclaimResult struct {
 	// The lists hold at most 1,000 holders each; Totals counts them all.
 	Reclaimed []Holder
 	Kept      []Holder
-	Failed    []ReclaimFailure
+	Failed    []Failure
 	Totals    ReclaimTotals
 	// Cancelled is set when the call was cancelled after it had removed
 	// something: it stopped before the next session.
@@ -214,12 +214,12 @@ func (r *ReclaimResult) merge(o ReclaimResult) {
 
 func (r *ReclaimResult) failed(h Holder, err error) {
 	if r.Totals.Failed++; len(r.Failed) < holderCap {
-		r.Failed = append(r.Failed, ReclaimFailure{Holder: h, Err: err})
+		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
 	}
 }
 
-// ReclaimFailure pairs a holder with the reason its files were not removed.
-type ReclaimFailure struct {
+// Failure pairs a holder with the reason its files were not removed.
+type Failure struct {
 	Holder Holder
 	Err    error
 }

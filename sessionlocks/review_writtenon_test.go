@@ -36,7 +36,7 @@ func TestYoungLockOfASessionNotYetSayingWhereItWasWrittenIsNotStaleOnMacOSOrWind
 			e := newEngine(t, sd, 5*time.Second)
 			w := readWrittenOn(dir, "", host, nil)
 			r := refsOf(t, e, "s")[0]
-			o := judgeOpts{began: time.Now(), decision: true, opLocked: opLocked, otherOS: w.otherOS}
+			o := judgeOpts{began: time.Now(), decision: true, opLocked: opLocked, otherOS: w.otherOS, unsure: w.unsure}
 			var f facts
 			e.gather(r, &o, &f)
 			if v, why := decide(&f); v == Stale {

@@ -31,6 +31,7 @@ type facts struct {
 	sharedFS string  // the state dir's file system, when other machines may write it
 	nestedNS bool    // this process runs in a PID namespace of its own
 	otherOS  string  // the session was written on another system (a VM or WSL sharing the dir)
+	unsure   bool    // nothing says yet which system wrote the session (a macOS or Windows host)
 	ns       *nsProc // a process in another PID namespace whose pid there is the lock's
 }
 
@@ -72,8 +73,12 @@ func (f *facts) gone() bool {
 	return s == procGone || s == procZombie || s == procThread
 }
 
-// pidsProveNothing says a pid here says nothing about the lock's writer.
-func (f *facts) pidsProveNothing() bool { return f.sharedFS != "" || f.nestedNS || f.otherOS != "" }
+// pidsProveNothing says a pid here says nothing about the lock's writer:
+// a shared file system, a sandbox, another system's session, or a young
+// lock whose session does not say yet where it was written.
+func (f *facts) pidsProveNothing() bool {
+	return f.sharedFS != "" || f.nestedNS || f.otherOS != "" || f.unsure && f.young()
+}
 
 // pidStale is the pid-based stale reason the facts support, before asking
 // whether pids prove anything from here: "" when none does.
@@ -107,7 +112,7 @@ func decide(f *facts) (Verdict, Reason) {
 		case p.err == nil && p.held:
 			return Live, ReasonHoldLocked
 		case p.err == nil && !f.strictWriter():
-			if f.sharedFS != "" || f.otherOS != "" {
+			if f.sharedFS != "" || f.otherOS != "" || f.unsure && f.young() {
 				return Unknown, ReasonUnprobeable // a CLI of another kernel may hold a lock this one never sees
 			}
 			return Stale, ReasonHoldReleased

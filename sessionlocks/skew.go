@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/copilot-ide/sessionlocks/internal/shareopen"
 )
 
 // cliClockTolerance is how much later than its lock a process that looks
@@ -44,7 +43,7 @@ func (e *Engine) cliTolerance() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now := time.Now(); c.at.IsZero() || now.Sub(c.at) > skewTTL {
-		d, err := measureSkew(filepath.Join(e.dir, opLockDir))
+		d, err := measureSkew(e.dir)
 		if err != nil {
 			e.log.Debug("cannot measure the state dir's clock skew", "err", err)
 		}
@@ -53,25 +52,33 @@ func (e *Engine) cliTolerance() time.Duration {
 	return max(cliClockTolerance, c.skew)
 }
 
-// measureSkew creates a file in dir (never making dir) and compares its
-// modification time with the local clock read around its creation. The
-// file's name says who made it: one that a process killed meanwhile left
-// behind is removed by the next measure (clearClockFiles).
-func measureSkew(dir string) (time.Duration, error) {
+// measureSkew creates a file in the state dir's operation-lock directory
+// (never making it) and compares its modification time with the local
+// clock read around its creation. Everything is done inside the state dir
+// as an os.Root: a link in the operation-lock directory's place that leads
+// outside is refused, never followed. The file's name says who made it:
+// one that a process killed meanwhile left behind is removed by the next
+// measure (clearClockFiles).
+func measureSkew(stateDir string) (time.Duration, error) {
+	root, err := os.OpenRoot(stateDir)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
 	var r [4]byte
 	rand.Read(r[:])
 	me := self()
-	name := filepath.Join(dir, fmt.Sprintf("%s%d.%d.%s", clockPrefix, me.pid, me.start.UnixMilli(), hex.EncodeToString(r[:])))
-	defer clearClockFiles(dir)
+	name := filepath.Join(opLockDir, fmt.Sprintf("%s%d.%d.%s", clockPrefix, me.pid, me.start.UnixMilli(), hex.EncodeToString(r[:])))
+	defer clearClockFiles(root)
 	before := time.Now()
-	f, err := shareopen.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
 	}
 	after := time.Now()
 	fi, err := f.Stat()
 	f.Close()
-	os.Remove(name)
+	root.Remove(name)
 	if err != nil {
 		return 0, err
 	}
@@ -86,28 +93,28 @@ func measureSkew(dir string) (time.Duration, error) {
 // clockPrefix begins the name of the file measureSkew makes.
 const clockPrefix = ".sessionlocks-clock."
 
-// clearClockFiles removes the files measureSkew made in dir whose maker no
-// longer runs (and those of older builds, named without their maker, once
-// a minute old).
-func clearClockFiles(dir string) {
-	d, err := shareopen.Open(dir)
+// clearClockFiles removes the files measureSkew made whose maker no longer
+// runs (and those of older builds, named without their maker, once a
+// minute old), inside root.
+func clearClockFiles(root *os.Root) {
+	d, err := root.Open(opLockDir)
 	if err != nil {
 		return
 	}
 	names, _ := d.Readdirnames(-1)
 	d.Close()
 	for _, n := range names {
-		path := filepath.Join(dir, n)
+		path := filepath.Join(opLockDir, n)
 		if rest, ok := strings.CutPrefix(n, clockPrefix); ok {
 			f := strings.SplitN(rest, ".", 3)
 			pid, _ := strconv.Atoi(f[0])
 			ms, _ := strconv.ParseInt(f[min(1, len(f)-1)], 10, 64)
 			if len(f) == 3 && pid != self().pid && !(identity{pid, time.UnixMilli(ms)}).running() {
-				os.Remove(path)
+				root.Remove(path)
 			}
 		} else if strings.HasPrefix(n, ".sessionlocks-clock-") {
-			if fi, err := os.Lstat(path); err == nil && time.Since(fi.ModTime()) > time.Minute {
-				os.Remove(path)
+			if fi, err := root.Lstat(path); err == nil && time.Since(fi.ModTime()) > time.Minute {
+				root.Remove(path)
 			}
 		}
 	}

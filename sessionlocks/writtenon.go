@@ -16,6 +16,12 @@ type writtenOn struct {
 	otherOS string // the other system, for a person ("linux", "Linux (WSL)"); "" when not known to differ
 	seenOS  string // the system events.jsonl names, "" until it does
 	events  fileID // events.jsonl when seenOS was read
+	// unsure: on a macOS or Windows host, nothing says yet which system
+	// wrote the session (the CLI writes workspace.yaml and events.jsonl a
+	// few hundred milliseconds after its lock): a CLI in a VM or WSL looks
+	// exactly so. Linux hosts see their guests' shares as shared file
+	// systems instead.
+	unsure bool
 }
 
 // maxEventsHead bounds what is read of events.jsonl: the CLI writes the
@@ -29,9 +35,24 @@ const maxEventsHead = 256 << 10
 // events.jsonl, 1.0.102). prev's answer stands while events.jsonl is the
 // same file and it had found one.
 func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
+	w := readWhere(dir, cwd, goos, prev)
+	w.unsure = goos != "linux" && w.otherOS == "" && w.seenOS != goos && !(goos == "windows" && windowsPath(cwd))
+	return w
+}
+
+// windowsPath reports whether p is a Windows path: a drive letter, or UNC.
+func windowsPath(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
+}
+
+func readWhere(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
 	var w writtenOn
-	if goos == "windows" && strings.HasPrefix(cwd, "/") {
+	switch {
+	case goos == "windows" && strings.HasPrefix(cwd, "/"):
 		w.otherOS = "Linux (its working directory is " + clip(cwd, 60) + ")"
+		return w
+	case goos != "windows" && windowsPath(cwd):
+		w.otherOS = "Windows (its working directory is " + clip(cwd, 60) + ")"
 		return w
 	}
 	path := filepath.Join(dir, "events.jsonl")

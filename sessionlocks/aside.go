@@ -21,8 +21,14 @@ import (
 const asidePrefix = ".sessionlocks-"
 
 // isAsideName reports whether a session directory's entry is a file a
-// removal set aside (never a session file, never a holder).
-func isAsideName(name string) bool { return strings.HasPrefix(name, asidePrefix) }
+// removal set aside (never a session file, never a holder): one this build
+// names, or an older build's. Other names are left alone.
+func isAsideName(name string) bool {
+	if strings.HasPrefix(name, asidePrefix+"removing-") {
+		return true
+	}
+	return strings.HasPrefix(name, asidePrefix+"aside.") && !parseAside(name).unparsed
+}
 
 // aside is a set-aside file's name, parsed.
 type aside struct {

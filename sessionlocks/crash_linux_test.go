@@ -326,3 +326,31 @@ func TestClockFilesOfDeadMeasurersAreCleared(t *testing.T) {
 		t.Fatalf("left in the operation-lock dir: %v", ents)
 	}
 }
+
+func TestADryRunsRecoveryRemovesNothing(t *testing.T) {
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	stale := filepath.Join(dir, ".sessionlocks-removing-fedcba9876543210")
+	os.WriteFile(stale, nil, 0o644) // an older build's set-aside .hold, nobody's
+	lock := filepath.Join(dir, ".sessionlocks-removing-0123456789abcdef")
+	os.WriteFile(lock, []byte(itoa(deadPID(t))+"\n"), 0o644) // and a dead pid's .lock
+	touch(t, lock, sinceBoot(t, time.Minute))
+	e := newEngine(t, sd, settle)
+	if _, err := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(stale) {
+		t.Fatal("a dry run removed a set-aside file")
+	}
+	for _, f := range asides(t, dir) {
+		if f == filepath.Base(lock) {
+			t.Fatal("the dry run did not put the dead pid's .lock back under its name")
+		}
+	}
+	if _, err := e.Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if left := asides(t, dir); len(left) != 0 || exists(filepath.Join(dir, "inuse."+itoa(deadPID(t))+".lock")) {
+		t.Fatalf("after a real reclaim: set aside %v", left)
+	}
+}

@@ -121,6 +121,9 @@ func whyPIDsProveNothing(f *facts) string {
 func youngPID(f *facts) string {
 	switch f.proc.state {
 	case procGone, procZombie, procThread:
+		if f.ns != nil {
+			return fmt.Sprintf("pid %d is not running here, but in another PID namespace pid %d (pid %d here) is %s", f.pid, f.pid, f.ns.pid, clip(strings.Join(f.ns.argv, " "), 80))
+		}
 		if f.pidsProveNothing() {
 			return fmt.Sprintf("pid %d is not running here, but %s", f.pid, whyPIDsProveNothing(f))
 		}

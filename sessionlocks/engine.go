@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/internal/keymutex"
@@ -60,6 +61,8 @@ type Engine struct {
 	nsIdx     nsIndexCache
 	skew      skewCache
 	launchers launchers
+	// unrecovered: sessions recovery left set-aside files in (session.go)
+	unrecovered sync.Map
 
 	// Test hooks: beforeSignal runs after an owner was proven and before it
 	// is signalled; beforeOpLock when a mutation is about to take the

@@ -171,8 +171,8 @@ type ForceResult struct {
 	// Failed are the holders whose files could not be removed, each with
 	// why: once Force has signalled or removed something, a failure is told
 	// here, not as the call's error.
-	Failed []Failure
-	Session      Session
+	Failed  []Failure
+	Session Session
 }
 
 func (r *ForceResult) remove(h Holder) {

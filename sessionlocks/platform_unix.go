@@ -109,10 +109,8 @@ func tryLock(f *os.File) error {
 
 func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 
-
 // signalZero is kill(pid, 0): nil or EPERM mean a process (maybe a zombie) has the pid.
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
-
 
 // openNoFollow opens a regular file for reading, never through a final
 // symlink and never blocking on a FIFO; its identity comes from the open
@@ -199,7 +197,6 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), dir), nil
 }
-
 
 // statID is stat (following links) as a fileID: the state dir's, which
 // may be a link (the user's ~/.copilot kept elsewhere).

@@ -150,7 +150,6 @@ func unlockFile(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
 
-
 // statID is os.Stat as a fileID, for the state dir (its only use), which must
 // be a directory. A file where it or a parent should be reads "not found" on
 // Windows (ERROR_PATH_NOT_FOUND, which is also Windows's ENOTDIR), and the
@@ -211,4 +210,3 @@ func openDirStat(dir string) dirStat { return dirStat{dir} }
 func (d dirStat) lstat(name string) (fileID, error) { return lstatID(filepath.Join(d.dir, name)) }
 
 func (d dirStat) close() {}
-

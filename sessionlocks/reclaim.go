@@ -104,7 +104,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	// locks, the first. A dry run's look is its answer where it can be.
 	var look ReclaimResult
 	need, unprobed := false, false
-	e.readSession(ctx, id, scan{decision: true}, p, func(h Holder) bool {
+	e.readSession(ctx, id, scan{decision: true, dryRun: dryRun}, p, func(h Holder) bool {
 		need = need || needsLock(h)
 		unprobed = unprobed || h.Reason == ReasonStarting && h.HoldFile != ""
 		look.classify(h)
@@ -136,7 +136,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	rm := openRemover(filepath.Join(e.dir, id))
 	defer rm.close()
 	removed, logged := 0, 0
-	e.readSession(ctx, id, scan{decision: true, opLocked: true}, p, func(h Holder) bool {
+	e.readSession(ctx, id, scan{decision: true, opLocked: true, dryRun: dryRun}, p, func(h Holder) bool {
 		if dryRun || h.Verdict != Stale {
 			res.classify(h)
 			return true

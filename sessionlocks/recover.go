@@ -20,12 +20,14 @@ import (
 )
 
 // recoverSession recovers session id. The caller may hold the session's
-// operation lock already (opLocked); otherwise it is taken here.
-func (e *Engine) recoverSession(ctx context.Context, id string, opLocked bool) error {
-	if !opLocked {
+// operation lock already (how.opLocked); otherwise it is taken here. A dry
+// run's recovery only puts back: it removes nothing.
+// It returns the removers whose work it left alone, still running.
+func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiting []identity, err error) {
+	if !how.opLocked {
 		release, err := e.lockSession(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer release()
 	}
@@ -33,18 +35,23 @@ func (e *Engine) recoverSession(ctx context.Context, id string, opLocked bool) e
 	defer rm.close()
 	names, err := rm.names()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	restored := map[int]bool{}
 	for _, n := range names {
-		if a := parseAside(n); isAsideName(n) && !isUnlinked(filepath.Join(rm.dir, n)) && !a.running() {
-			if pid := e.recoverAside(id, rm, a); pid > 0 {
+		a := parseAside(n)
+		switch {
+		case !isAsideName(n) || isUnlinked(filepath.Join(rm.dir, n)):
+		case a.running():
+			waiting = append(waiting, identity{a.remover, a.started})
+		default:
+			if pid := e.recoverAside(id, rm, a, how.dryRun); pid > 0 {
 				restored[pid] = true
 			}
 		}
 	}
-	if len(restored) == 0 {
-		return nil
+	if len(restored) == 0 || how.dryRun {
+		return waiting, nil
 	}
 	// What was put back is judged like any holder: stale, it goes again.
 	_, err = e.judgeSession(ctx, id, scan{decision: true, opLocked: true, recovering: true}, func(h Holder) {
@@ -57,16 +64,16 @@ func (e *Engine) recoverSession(ctx context.Context, id string, opLocked bool) e
 		}
 		e.log.Info("recovered: removed a stale lock an interrupted removal had set aside", "session", id, "pid", h.PID, "reason", h.Reason)
 	})
-	return err
+	return waiting, err
 }
 
 // recoverAside puts a set-aside file back under its own name, or removes
 // it where that name has been taken by a newer file; it returns the pid
 // of a holder put back, 0 otherwise.
-func (e *Engine) recoverAside(id string, rm remover, a aside) int {
+func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
 	orig := a.orig
 	if orig == "" {
-		orig = e.nameOfNameless(rm, a.name)
+		orig = e.nameOfNameless(rm, a.name, dryRun)
 		if orig == "" {
 			return 0
 		}
@@ -80,6 +87,9 @@ func (e *Engine) recoverAside(id string, rm remover, a aside) int {
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		log.Warn("cannot put back a set-aside file", "err", err)
+		return 0
+	}
+	if dryRun {
 		return 0
 	}
 	// A newer file has the name: this one is an older version. An older
@@ -106,7 +116,7 @@ func (e *Engine) recoverAside(id string, rm remover, a aside) int {
 // whose owner, if its flock is held, is the process that has it open. An
 // unheld one is stale and is removed here; "" is returned for what cannot
 // be put back.
-func (e *Engine) nameOfNameless(rm remover, name string) string {
+func (e *Engine) nameOfNameless(rm remover, name string, dryRun bool) string {
 	log := e.log.With("dir", rm.dir, "file", name)
 	b, id, err := readRegular(filepath.Join(rm.dir, name), 64)
 	if err != nil {
@@ -125,6 +135,9 @@ func (e *Engine) nameOfNameless(rm remover, name string) string {
 		return ""
 	}
 	defer f.Close()
+	if dryRun {
+		return ""
+	}
 	if err := rm.unlink(name); err != nil {
 		log.Warn("cannot remove a stale set-aside file", "err", err)
 	} else {

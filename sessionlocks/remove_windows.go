@@ -34,6 +34,7 @@ func (rm remover) remove(name string, want fileID) error {
 		}
 		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}
+	unlinked.Delete(filepath.Join(rm.dir, aside)) // the same name again: this one is not deleted yet
 	reached(stepSetAside, path)
 	err := checkFile(filepath.Join(rm.dir, aside), path, want)
 	if err == nil {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"time"
 )
 
 // scan says how one session is read.
@@ -17,6 +19,7 @@ type scan struct {
 	prove      bool // a decision that shows or signals owners: each live holder's is proven
 	opLocked   bool // the caller holds the session's operation lock
 	recovering bool // recover.go judges what it put back: no recovery within
+	dryRun     bool // a dry run: recovery puts back, and removes nothing
 }
 
 // readSession reads session id and judges every holder, visiting each in
@@ -31,8 +34,10 @@ func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platfor
 	}
 	gen := e.caches.generation()
 	snap, err := e.readSessionDir(dir, prev)
-	if err == nil && snap.aside && !how.recovering {
-		if rerr := e.recoverSession(ctx, id, how.opLocked); rerr == nil {
+	var waiting []identity
+	if err == nil && snap.aside && !how.recovering && (!how.cached || e.recoveryDue(id, snap)) {
+		var rerr error
+		if waiting, rerr = e.recoverSession(ctx, id, how); rerr == nil {
 			snap, err = e.readSessionDir(dir, nil)
 		} else if ctx.Err() != nil {
 			return s, false, ctx.Err()
@@ -60,12 +65,42 @@ func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platfor
 		return visit == nil || visit(h)
 	})
 	n.apply(&s)
+	if snap.aside && how.cached {
+		e.unrecovered.Store(id, unrecovered{snap.dir, time.Now(), waiting})
+	}
 	if snap.aside && !how.recovering && (s.State == StateFree || s.State == StateStale) {
 		// A removal is under way in another process, or one recovery
 		// could not reach yet: its file may be a live CLI's.
 		s.State = StateUnknown
 	}
 	return s, true, nil
+}
+
+// unrecovered is a session directory whose set-aside files recovery left
+// (a remover still running, a file it cannot put back), as it was then.
+type unrecovered struct {
+	dir     fileID
+	at      time.Time
+	waiting []identity // the removers whose work was left alone
+}
+
+// recoveryDue says whether a listing recovers session id, snap showing
+// set-aside files (a decision always does): not again while the directory is as recovery last left it and
+// every remover it waited for still runs, for up to a few seconds, so that
+// an unrecoverable file costs a listing neither the operation lock nor a
+// warning each time.
+func (e *Engine) recoveryDue(id string, snap *dirSnapshot) bool {
+	v, ok := e.unrecovered.Load(id)
+	if !ok {
+		return true
+	}
+	u := v.(unrecovered)
+	gone := func(r identity) bool { return !r.running() }
+	if u.dir == snap.dir && time.Since(u.at) < 10*time.Second && !slices.ContainsFunc(u.waiting, gone) {
+		return false
+	}
+	e.unrecovered.Delete(id)
+	return true
 }
 
 // Judge reads one session with every holder judged afresh (never from a

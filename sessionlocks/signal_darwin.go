@@ -64,7 +64,8 @@ func awaitExits(ts []*target, deadline time.Time) map[int]bool {
 	exited := map[int]bool{}
 	for {
 		for _, t := range ts {
-			if p := readProc(t.pid); p.state == procGone || p.state == procZombie || !SameStart(p.start, t.owner.StartedAt) {
+			p := readProc(t.pid)
+			if p.state == procGone || p.state == procZombie || p.state == procAlive && !SameStart(p.start, t.owner.StartedAt) {
 				exited[t.pid] = true
 			}
 		}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // cliClockTolerance is how much later than its lock a process that looks

@@ -101,11 +101,12 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 		}
 		m = &cancelMethod
 	}
-	if req.Notif && m == nil {
-		h.s.log.Debug("ignoring unknown notification", "method", req.Method)
+	if req.Notif {
+		// A request without an id cannot be answered or cancelled: it does
+		// nothing (a forceResume nobody can stop or hear must not act).
+		h.warn.warn(h.s.log, "notification", "ignoring a notification: send a request with an id", "method", clipString(req.Method, maxEcho))
 		return
 	}
-	// A known method sent without an id still runs; its answer is dropped.
 	rctx, cancel := context.WithCancel(ctx)
 	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick}
 	if req.Params != nil {
@@ -114,9 +115,7 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 	f.size += queuedOverhead
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !req.Notif {
-		h.running[req.ID] = f
-	}
+	h.running[req.ID] = f
 	// A quick request passes the queue; the others keep their order.
 	if (f.quick || len(h.queue) == 0) && h.hasRoom(f) {
 		h.start(f)

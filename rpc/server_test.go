@@ -475,3 +475,33 @@ func TestEmptyExpectKeepsAnUnprovenHolder(t *testing.T) {
 		t.Fatalf("with expect null the lock should go: removed %d, stat %v", len(r.Removed), err)
 	}
 }
+
+// TestMutationSentAsNotificationDoesNothing: a forceResume or reclaimStale
+// without an id can be neither answered nor cancelled, so it must not act.
+func TestMutationSentAsNotificationDoesNothing(t *testing.T) {
+	dir := makeState(t, 1, map[string][]int{"00000000-0000-4000-8000-000000000000": {deadPID}})
+	lock := filepath.Join(dir, "00000000-0000-4000-8000-000000000000", fmt.Sprintf("inuse.%d.lock", deadPID))
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(lock, old, old)
+	c := connect(t, Options{Engine: engineFor(dir)}, ClientOptions{})
+	ctx := context.Background()
+	c.Notify(ctx, MethodReclaimStale, map[string]any{})
+	c.Notify(ctx, MethodForceResume, map[string]any{"sessionId": "00000000-0000-4000-8000-000000000000", "token": "x"})
+	var st StatusResult
+	if err := c.Call(ctx, MethodStatus, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := os.Stat(lock); err != nil {
+			t.Fatalf("a notification removed a lock: %v", err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var r ReclaimStaleResult
+	if err := c.Call(ctx, MethodReclaimStale, map[string]any{}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Fatal("the same reclaimStale as a request left the stale lock")
+	}
+}

@@ -223,11 +223,7 @@ func TestRecoveryOfAnOlderBuildsNamelessFiles(t *testing.T) {
 		dir := newSession(t, sd, "s")
 		aside := filepath.Join(dir, ".sessionlocks-removing-fedcba9876543210")
 		os.WriteFile(aside, nil, 0o644)
-		holder := exec.Command("flock", "-x", aside, "sleep", "30")
-		if err := holder.Start(); err != nil {
-			t.Skip("flock(1) unavailable:", err)
-		}
-		t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+		flockHolder(t, aside, 30)
 		waitFor(t, "flock(1) to take it", func() bool { return lockTableHolds(must(lstatID(aside))) })
 		s := mustSession(t, newEngine(t, sd, settle), "s")
 		if s.State != StateInUse || len(asides(t, dir)) != 0 {
@@ -268,20 +264,11 @@ func TestSamePIDAndInodeNeverLosesTheNewHolder(t *testing.T) {
 		var holder *exec.Cmd
 		testHookRemoval = func(step removalStep, path string) {
 			if step == stepDecided && holder == nil {
-				holder = exec.Command("flock", "-x", hold, "sleep", "30")
-				if err := holder.Start(); err != nil {
-					t.Skip("flock(1) unavailable:", err)
-				}
+				holder = flockHolder(t, hold, 30)
 				waitFor(t, "flock(1) to take the .hold", func() bool { return lockTableHolds(must(lstatID(hold))) })
 			}
 		}
-		t.Cleanup(func() {
-			testHookRemoval = nil
-			if holder != nil {
-				holder.Process.Kill()
-				holder.Wait()
-			}
-		})
+		t.Cleanup(func() { testHookRemoval = nil })
 		res, err := newEngine(t, sd, settle).Reclaim(context.Background(), ReclaimOptions{IDs: []string{"s"}})
 		if err != nil {
 			t.Fatal(err)

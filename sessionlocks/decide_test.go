@@ -233,11 +233,7 @@ func holdOpLock(t *testing.T, sd, id string) {
 	dir := filepath.Join(sd, ".session-operation-locks")
 	os.MkdirAll(dir, 0o700)
 	path := filepath.Join(dir, id+".lock")
-	cmd := exec.Command("flock", "-x", path, "sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Skip("flock(1) unavailable:", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	flockHolder(t, path, 60)
 	waitFor(t, "flock(1) to take the lock", func() bool {
 		f, err := os.Open(path)
 		if err != nil {

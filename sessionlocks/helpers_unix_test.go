@@ -3,9 +3,10 @@
 package sessionlocks
 
 // Test helpers that need Unix calls: file times beyond what os.Chtimes can
-// set, and FIFOs.
+// set, FIFOs, and flock(1) holding a file.
 
 import (
+	"os/exec"
 	"testing"
 	"time"
 
@@ -28,4 +29,19 @@ func mkfifo(t testing.TB, p string) {
 	if err := unix.Mkfifo(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// flockHolder has flock(1) hold path's flock for up to secs seconds, as a
+// CLI would hold its .hold; the test's end kills it and its sleep(1), which
+// keeps the file open (a process group, so neither outlives the test). It
+// does not wait for the lock: callers wait as they need.
+func flockHolder(t testing.TB, path string, secs int) *exec.Cmd {
+	t.Helper()
+	c := exec.Command("flock", "-x", path, "sleep", itoa(secs))
+	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Skip("flock(1) unavailable:", err)
+	}
+	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL); c.Wait() })
+	return c
 }

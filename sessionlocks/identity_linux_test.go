@@ -740,11 +740,7 @@ echo %d > /proc/sys/kernel/ns_last_pid
 			locked = filepath.Join(other, "f"+strconv.Itoa(i))
 			os.WriteFile(locked, nil, 0o644)
 		}
-		fl := exec.Command("flock", "-x", locked, "sleep", "600")
-		if err := fl.Start(); err != nil {
-			t.Skip("needs flock(1)")
-		}
-		t.Cleanup(func() { fl.Process.Kill(); fl.Wait() })
+		fl := flockHolder(t, locked, 600)
 		waitLockedHere(t, locked)
 		dir := newSession(t, sd, "s")
 		writeLock(t, dir, fl.Process.Pid, time.Time{})

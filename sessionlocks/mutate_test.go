@@ -379,14 +379,9 @@ func TestConcurrentListsAndInvalidation(t *testing.T) {
 	}
 }
 
-// TestYoungLockOfAnInvisibleCLIIsNeverReclaimed: a CLI in another container
-// or PID namespace sharing ~/.copilot has a pid this process cannot see. In
-// its first seconds its lock looks like a dead pid's; only its held .hold
-// says otherwise. (flock(1) holds the .hold here, as that CLI would.)
-// TestWatchedTrustEndsWhenTheStateDirIsReplaced: a watcher's watches stay on
-// the directory they were added to. If the state dir path comes to name
-// another directory (moved aside and recreated, or a symlink retargeted),
-// the engine must stop trusting its snapshots on its own.
+// TestClockStepWidensTheTolerance: the wall clock stepped since the engine
+// started makes start times and lock times incomparable by that much, so
+// a pid that started seconds after its lock is no longer proof of reuse.
 func TestClockStepWidensTheTolerance(t *testing.T) {
 	sd := t.TempDir()
 	dir := newSession(t, sd, "s")

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,11 +25,7 @@ func TestReclaimWaitsForTheOperationLock(t *testing.T) {
 	// Someone (a CLI opening the session) holds the operation lock throughout.
 	opDir := filepath.Join(sd, ".session-operation-locks")
 	os.MkdirAll(opDir, 0o700)
-	flock := exec.Command("flock", "-x", filepath.Join(opDir, "busy.lock"), "sleep", "30")
-	if err := flock.Start(); err != nil {
-		t.Skip("flock(1) unavailable:", err)
-	}
-	t.Cleanup(func() { flock.Process.Kill(); flock.Wait() })
+	flockHolder(t, filepath.Join(opDir, "busy.lock"), 30)
 	waitFor(t, "flock(1) to take the lock", func() bool {
 		f, err := os.Open(filepath.Join(opDir, "busy.lock"))
 		if err != nil {
@@ -205,6 +200,10 @@ func TestSymlinksAndStateDir(t *testing.T) {
 	})
 }
 
+// TestYoungLockOfAnInvisibleCLIIsNeverReclaimed: a CLI in another container
+// or PID namespace sharing ~/.copilot has a pid this process cannot see. In
+// its first seconds its lock looks like a dead pid's; only its held .hold
+// says otherwise. (flock(1) holds the .hold here, as that CLI would.)
 func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()
@@ -212,11 +211,7 @@ func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
 	pid := deadPID(t)
 	lock := writeLock(t, dir, pid, time.Time{})
 	hold := writeHold(t, dir, pid, time.Time{})
-	holder := exec.Command("flock", "-x", hold, "sleep", "30")
-	if err := holder.Start(); err != nil {
-		t.Skip("flock(1) unavailable:", err)
-	}
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	flockHolder(t, hold, 30)
 	waitFor(t, "flock(1) to take the .hold", func() bool { return probeHold(hold, fileID{}).held })
 
 	e := newEngine(t, sd, time.Hour) // the lock stays young throughout
@@ -235,6 +230,10 @@ func TestYoungLockOfAnInvisibleCLIIsNeverReclaimed(t *testing.T) {
 	}
 }
 
+// TestWatchedTrustEndsWhenTheStateDirIsReplaced: a watcher's watches stay on
+// the directory they were added to. If the state dir path comes to name
+// another directory (moved aside and recreated, or a symlink retargeted),
+// the engine must stop trusting its snapshots on its own.
 func TestWatchedTrustEndsWhenTheStateDirIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	for _, how := range []string{"moved and recreated", "symlink retargeted"} {

@@ -9,11 +9,8 @@ package sessionlocks
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestForceThatSignalledAnswersWhatItDidEvenIfARemovalFails(t *testing.T) {
@@ -30,12 +27,7 @@ func TestForceThatSignalledAnswersWhatItDidEvenIfARemovalFails(t *testing.T) {
 			return
 		}
 		testHookRemoval = nil
-		fl := exec.Command("flock", "-x", hold, "sleep", "30")
-		fl.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-		if err := fl.Start(); err != nil {
-			t.Skip("flock(1) unavailable:", err)
-		}
-		t.Cleanup(func() { unix.Kill(-fl.Process.Pid, unix.SIGKILL); fl.Wait() })
+		flockHolder(t, hold, 30)
 		waitFor(t, "flock(1) to take the .hold", func() bool { return lockTableHolds(must(lstatID(hold))) })
 	}
 	e := newEngine(t, sd, settle)

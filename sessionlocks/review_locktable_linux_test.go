@@ -106,12 +106,7 @@ func youngHoldHeldElsewhere(t *testing.T, sd string) {
 	hold := writeHold(t, dir, pid, time.Time{})
 	// A CLI this process cannot see (hidden by hidepid, another kernel's
 	// lock forwarded by virtiofsd, ...) holds the .hold's flock.
-	fl := exec.Command("flock", "-x", hold, "sleep", "60")
-	fl.SysProcAttr = &unix.SysProcAttr{Setpgid: true} // its sleep(1) keeps the file open: killed with it
-	if err := fl.Start(); err != nil {
-		t.Skip("flock(1) unavailable:", err)
-	}
-	t.Cleanup(func() { unix.Kill(-fl.Process.Pid, unix.SIGKILL); fl.Wait() })
+	flockHolder(t, hold, 60)
 	waitFor(t, "flock(1) to take the .hold", func() bool {
 		f, err := os.Open(hold)
 		if err != nil {
@@ -146,12 +141,7 @@ func TestHeldHoldOfAPidRunningNowhereIsNotInUseByIt(t *testing.T) {
 		pid := deadPID(t)
 		writeLock(t, dir, pid, time.Now().Add(-age))
 		hold := writeHold(t, dir, pid, time.Now().Add(-age))
-		fl := exec.Command("flock", "-x", hold, "sleep", "60")
-		fl.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-		if err := fl.Start(); err != nil {
-			t.Skip("flock(1) unavailable:", err)
-		}
-		t.Cleanup(func() { unix.Kill(-fl.Process.Pid, unix.SIGKILL); fl.Wait() })
+		flockHolder(t, hold, 60)
 		waitFor(t, "flock(1) to take the .hold", func() bool { return lockTableHolds(must(lstatID(hold))) })
 		s := mustSession(t, newEngine(t, sd, 5*time.Second), "s")
 		msg := s.Message(time.Now())

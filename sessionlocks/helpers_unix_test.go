@@ -32,16 +32,15 @@ func mkfifo(t testing.TB, p string) {
 }
 
 // flockHolder has flock(1) hold path's flock for up to secs seconds, as a
-// CLI would hold its .hold; the test's end kills it and its sleep(1), which
-// keeps the file open (a process group, so neither outlives the test). It
-// does not wait for the lock: callers wait as they need.
+// CLI would hold its .hold, killed when the test ends. -F: flock(1)
+// becomes its sleep(1), so nothing else keeps the file open. It does not
+// wait for the lock: callers wait as they need.
 func flockHolder(t testing.TB, path string, secs int) *exec.Cmd {
 	t.Helper()
-	c := exec.Command("flock", "-x", path, "sleep", itoa(secs))
-	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	c := exec.Command("flock", "-F", "-x", path, "sleep", itoa(secs))
 	if err := c.Start(); err != nil {
 		t.Skip("flock(1) unavailable:", err)
 	}
-	t.Cleanup(func() { unix.Kill(-c.Process.Pid, unix.SIGKILL); c.Wait() })
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	return c
 }

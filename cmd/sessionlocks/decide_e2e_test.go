@@ -73,12 +73,7 @@ func TestServeCancelledForceResume(t *testing.T) {
 	t.Run("cancelled before it acted: nothing was done", func(t *testing.T) {
 		state := t.TempDir()
 		pid := fakeHolder(t, bin, state, "s")
-		hold := exec.Command("flock", "-x", filepath.Join(state, ".session-operation-locks", "s.lock"), "sleep", "60")
-		if err := hold.Start(); err != nil {
-			t.Skip("needs flock(1)")
-		}
-		t.Cleanup(func() { hold.Process.Kill(); hold.Wait() })
-		waitLocked(t, filepath.Join(state, ".session-operation-locks", "s.lock"))
+		holdLocked(t, filepath.Join(state, ".session-operation-locks", "s.lock"), 60)
 		s := startServe(t, bin, rpc.FramingHeader, "--state-dir", state, "--settle", "50ms", "--no-watch")
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel) // while it waits for the operation lock

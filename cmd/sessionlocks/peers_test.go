@@ -231,12 +231,7 @@ func TestServeManyWaitingRequests(t *testing.T) {
 	os.MkdirAll(ops, 0o700)
 	// Another process holds the session's operation lock throughout: every
 	// reclaim waits for it, half a second each.
-	hold := exec.Command("flock", "-x", filepath.Join(ops, "s.lock"), "sleep", "120")
-	if err := hold.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hold.Process.Kill(); hold.Wait() })
-	waitLocked(t, filepath.Join(ops, "s.lock"))
+	holdLocked(t, filepath.Join(ops, "s.lock"), 120)
 	s := startRawServe(t, bin, nil, "--state-dir", state, "--no-watch")
 	const n = 4150
 	lines := make([]string, 0, n+2)

@@ -188,8 +188,9 @@ func TestHoldLocked(t *testing.T) {
 	if held, err := HoldLocked(path); err != nil || held {
 		t.Fatalf("unlocked hold: held=%v err=%v", held, err)
 	}
-	// flock(1) in another process holds it, as the CLI would.
-	cmd := exec.Command("flock", "-x", path, "sleep", "60")
+	// flock(1) in another process holds it, as the CLI would; -F: it
+	// becomes the sleep(1), so killing it leaves nothing holding the file.
+	cmd := exec.Command("flock", "-F", "-x", path, "sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Skipf("flock(1): %v", err)
 	}

@@ -153,6 +153,7 @@ func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
 		StillRunning:   pids(r.StillRunning),
 		Killed:         r.Killed,
 		NotSignalled:   make([]NotSignalled, 0, len(r.NotSignalled)),
+		Failed:         make([]ReclaimFailure, 0, len(r.Failed)),
 		Session:        wireSession(r.Session),
 	}
 	for _, n := range r.NotSignalled {

@@ -301,9 +301,9 @@ type ForceResumeResult struct {
 	Killed []int `json:"killed,omitempty"`
 	// NotSignalled are the live and unknown holders terminate did not signal, each with why.
 	NotSignalled []NotSignalled `json:"notSignalled"`
-	// Failed are the holders whose files could not be removed, each with why (their files are kept); absent when
-	// none. Once anything was signalled or removed, a failure is told here rather than as the request's error.
-	Failed []ReclaimFailure `json:"failed,omitempty"`
+	// Failed are the holders whose files could not be removed, each with why (their files are kept). Once anything
+	// was signalled or removed, a failure is told here rather than as the request's error.
+	Failed []ReclaimFailure `json:"failed"`
 	// Session is the session as it is afterwards.
 	Session Session `json:"session"`
 }

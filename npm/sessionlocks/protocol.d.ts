@@ -236,9 +236,9 @@ export interface ForceResumeResult {
    */
   notSignalled: NotSignalled[];
   /**
-   * Failed are the holders whose files could not be removed, each with why (their files are kept); absent when none. Once anything was signalled or removed, a failure is told here rather than as the request's error.
+   * Failed are the holders whose files could not be removed, each with why (their files are kept). Once anything was signalled or removed, a failure is told here rather than as the request's error.
    */
-  failed?: ReclaimFailure[];
+  failed: ReclaimFailure[];
   /**
    * Session is the session as it is afterwards.
    */

@@ -22,22 +22,25 @@
 // results, default bin/bench-results.json).
 //
 // A phase that fails is reported as not measured and the run exits 1;
-// BENCHMARKS.md is then left alone unless --write is given. Set
+// BENCHMARKS.md is then left alone unless --write is given, as it is after a
+// --quick run. Set
 // SESSIONLOCKS_BINARY to measure another build, SLBENCH_CLIENT=raw to bypass
 // the typed client.
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoBench, runGoBench } from './lib/gobench.mjs';
-import { cleanup, installCleanup, kill, killAndWait, killGroup, removeDir, tempDir } from './lib/procs.mjs';
-import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar, WireSidecar } from './lib/sidecar.mjs';
-import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
-import { median, now, quantile, sleep } from './lib/stats.mjs';
-import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
-import { PUSH_EVENTS, render } from './lib/report.mjs';
+import { cleanup, installCleanup, killAndWait, removeDir, stopAll, tempDir } from './lib/procs.mjs';
+import { measureListing } from './lib/listing.mjs';
+import { measurePush } from './lib/push.mjs';
+import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar } from './lib/sidecar.mjs';
+import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper } from './lib/statedir.mjs';
+import { median, now, sleep } from './lib/stats.mjs';
+import { isAlive, isLockLive } from './peer/sessionLocks.mjs';
+import { render } from './lib/report.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -104,7 +107,8 @@ R.machine.loadAfter = os.loadavg().map((l) => +l.toFixed(2));
 
 mkdirSync(join(REPO, 'bin'), { recursive: true });
 writeFileSync(opt.json, JSON.stringify(R, null, 1));
-writeOutputs(R, !opt['no-write'] && (R.errors.length === 0 || opt.write));
+// A smoke run's figures are not the ones to publish: it writes BENCHMARKS.md only when asked to.
+writeOutputs(R, opt.write || (!opt['no-write'] && !quick && R.errors.length === 0));
 cleanup();
 process.exit(R.errors.length ? 1 : 0);
 
@@ -151,7 +155,8 @@ function writeOutputs(results, write) {
   const { markdown, svg, text } = render(results);
   process.stdout.write('\n' + text + '\n');
   if (!write) {
-    log(results.errors?.length ? 'bench: some phases failed; BENCHMARKS.md not written (use --write to force)' : 'bench: --no-write: BENCHMARKS.md not written');
+    const why = results.errors?.length ? 'some phases failed' : results.config?.quick ? 'a --quick run' : '--no-write';
+    log(`bench: ${why}: BENCHMARKS.md not written (use --write to force)`);
     return;
   }
   writeFileSync(join(REPO, 'BENCHMARKS.md'), markdown);
@@ -208,65 +213,7 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWire: [], coldCached: [], check: null };
-    for (let i = 0; i < reps; i++) {
-      // Alternate which tool goes first, so that neither always runs right after the other's work.
-      let peer;
-      const runPeer = async () => {
-        const t0 = now();
-        peer = await listSessionLocks(sd.stateDir);
-        row.peer.push(now() - t0);
-      };
-      const runOurs = async () => {
-        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch });
-        try {
-          const cold = await side.request('listSessions', {});
-          row.cold.push(cold.ms);
-          const holders = cold.result.sessions.flatMap((s) => s.holders ?? []);
-          row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
-          let last = cold.result;
-          row.warm.push(await warmMedian(side, (r) => (last = r.result)));
-          return { cold: cold.result, last };
-        } finally {
-          await side.close();
-        }
-      };
-      // The same first call on a server without the watcher, whose startup
-      // scan would otherwise have filled the probe cache: a truly cold engine.
-      const runOursBare = async () => {
-        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--no-watch'] });
-        try {
-          row.coldBare.push((await side.request('listSessions', {})).ms);
-        } finally {
-          await side.close();
-        }
-      };
-      // Warm again, counting only the answer's bytes arriving: the
-      // sidecar's share of the warm figure, without the client's parsing.
-      const runOursWire = async () => {
-        const side = await WireSidecar.start({ stateDir: sd.stateDir });
-        try {
-          await side.request('listSessions');
-          row.warmWire.push(await warmMedian(side));
-        } finally {
-          await side.close();
-        }
-      };
-      let ours;
-      if (i % 2 === 0) {
-        await runPeer();
-        ours = await runOurs();
-        await runOursBare();
-        await runOursWire();
-      } else {
-        await runOursWire();
-        await runOursBare();
-        ours = await runOurs();
-        await runPeer();
-      }
-      if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
-      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (server's share ${row.warmWire.at(-1).toFixed(2)} ms)`);
-    }
+    const row = await measureListing(sd, { reps, warm: cfg.warm, warmup: cfg.warmup, scratch, log });
     R.listing.push(row);
     if (count >= 1000) {
       try {
@@ -279,47 +226,6 @@ async function listingPhase() {
     await stopAll([...sd.holders, ...sd.sleepers]);
     removeDir(sd.root);
   }
-}
-
-/** stopAll SIGKILLs processes we started (holders, sleepers) and waits until each is reaped. */
-async function stopAll(procs) {
-  await Promise.all(procs.map((p) => killAndWait(p.child)));
-}
-
-/**
- * warmMedian makes cfg.warmup unmeasured listSessions calls on side (a
- * Sidecar or WireSidecar that has answered its cold one), then cfg.warm
- * measured ones, and returns their median time; each answer goes to seen.
- */
-async function warmMedian(side, seen = () => {}) {
-  const ms = [];
-  for (let j = 0; j < cfg.warmup + cfg.warm; j++) {
-    const r = await side.request('listSessions', {});
-    if (j >= cfg.warmup) ms.push(r.ms);
-    seen(r);
-  }
-  return median(ms);
-}
-
-/** checkAnswers compares both tools' answers with what the generator planted. */
-function checkAnswers(sd, peer, coldResult, warmResult) {
-  const check = { total: sd.sessions.length, oursCold: 0, oursWarm: 0, peer: 0, peerFooled: 0, oursWrong: [] };
-  // A session is right when its state and its name (plain or quoted in workspace.yaml) are.
-  const stateOf = (res) => new Map(res.sessions.map((s) => [s.id, `${s.state} ${s.name}`]));
-  const cold = stateOf(coldResult);
-  const warm = stateOf(warmResult);
-  const peerInUse = new Map(peer.map((p) => [p.id, p.inUse]));
-  for (const s of sd.sessions) {
-    const want = `${s.expect} ${s.name}`;
-    if (cold.get(s.id) === want) check.oursCold++;
-    else if (check.oursWrong.length < 5) check.oursWrong.push(`${s.kind} ${s.id}: expected ${want}, got ${cold.get(s.id)}`);
-    if (warm.get(s.id) === want) check.oursWarm++;
-    if (peerInUse.get(s.id) === (s.expect === 'inUse')) check.peer++;
-    else if (s.kind === 'reused') check.peerFooled++;
-  }
-  if (coldResult.total !== undefined && coldResult.total !== sd.sessions.length) check.oursWrong.push(`total ${coldResult.total}, expected ${sd.sessions.length}`);
-  if (check.oursWrong.length) log(`   ours disagrees with the planted truth:\n     ${check.oursWrong.join('\n     ')}`);
-  return check;
 }
 
 /** footprint: idle RSS, open descriptors and idle CPU of a server that has listed count sessions. */
@@ -345,115 +251,11 @@ async function footprint(sd, count) {
 
 // push: time from a file operation, a SIGKILL or a launcher's death to the matching sessionsChanged.
 async function pushPhase() {
-  const count = 1000;
   const modes = [
     ['notify', cfg.pushSamples, 5000],
     ['poll', cfg.pollSamples, 10000],
   ];
-  const sd = await generate({ count, copilotBin, liveCap: 8 });
-  const free = sd.sessions.filter((s) => s.kind === 'free');
-  let k = 0;
-  const nextFree = () => free[k++];
-  const sleeper = startSleeper();
-  // CLIs to SIGKILL and CLIs whose launcher to SIGKILL, started up front so
-  // that all of them are past the settle window, as long-running CLIs are.
-  const targets = {};
-  const launched = {};
-  for (const [mode, n] of modes) {
-    targets[mode] = [];
-    launched[mode] = [];
-    for (let i = 0; i < n; i++) {
-      targets[mode].push(await startHolder(copilotBin, sd.stateDir, nextFree().id));
-      launched[mode].push(await startHolder(copilotBin, sd.stateDir, nextFree().id, { launched: true }));
-    }
-  }
-  await sleep(SETTLE_MS + 300);
-  R.push = { count, mix: sd.mix, modes: {} };
-  const young = [];
-  try {
-    for (const [mode, n, timeoutMs] of modes) {
-      R.push.modes[mode] = await pushSamples(mode, n, timeoutMs, { sd, sleeper, nextFree, targets: targets[mode], launched: launched[mode], young });
-    }
-  } finally {
-    // A launched CLI outlives its launcher, in the launcher's group.
-    for (const h of Object.values(launched).flat()) killGroup(h.child);
-    await stopAll([...sd.holders, ...Object.values(targets).flat(), ...Object.values(launched).flat(), ...young, ...sd.sleepers, sleeper]);
-    removeDir(sd.root);
-  }
-}
-
-/**
- * pushSamples starts a server in one watch mode and times n of each event:
- * a lock created and removed (by a live unrelated pid), a settled CLI
- * SIGKILLed, a CLI SIGKILLed right after the server pushed it in use (its
- * lock younger than the settle window), and a live CLI's launcher SIGKILLed.
- * young collects the CLIs it starts, for the caller to reap.
- */
-async function pushSamples(mode, n, timeoutMs, { sd, sleeper, nextFree, targets, launched, young }) {
-  // Each timed from just before the benchmark acts to the first sessionsChanged that shows its effect.
-  const EVENTS = PUSH_EVENTS.map(([k]) => k);
-  const res = { n, missed: Object.fromEntries(EVENTS.map((e) => [e, 0])), ...Object.fromEntries(EVENTS.map((e) => [e, []])) };
-  const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--watch', mode] });
-  const changed = (p, id) => (p?.changed ?? []).find((s) => s.id === id);
-  const holderOf = (s, pid) => (s?.holders ?? []).find((h) => h.pid === pid);
-  // waitFor resolves with the notification's arrival time, or null after timeoutMs.
-  const waitFor = async (test, from) => {
-    try {
-      return (await side.waitNote(test, { from, timeoutMs })).at;
-    } catch (err) {
-      if (/exited/.test(err.message)) throw err;
-      return null;
-    }
-  };
-  const measure = async (event, act, test) => {
-    const from = side.notes.length;
-    const t0 = now();
-    await act();
-    const at = await waitFor(test, from);
-    if (at === null) res.missed[event]++;
-    else res[event].push(at - t0);
-  };
-  try {
-    const first = await side.request('listSessions', {});
-    // The orphan push needs a launcher the server saw alive; one it did not see is counted as missed.
-    const sessions = new Map(first.result.sessions.map((s) => [s.id, s]));
-    const seen = launched.filter((h) => holderOf(sessions.get(h.sessionId), h.pid)?.launcher?.alive === true);
-    res.missed.orphaned += launched.length - seen.length;
-    await sleep(1000);
-    const jitter = () => sleep(mode === 'poll' ? Math.random() * 500 : 30 + Math.random() * 70);
-    for (let i = 0; i < n; i++) {
-      const s = nextFree();
-      const lock = join(s.dir, `inuse.${sleeper.pid}.lock`);
-      await measure('created', () => writeLock(s.dir, sleeper.pid, { hold: false }), (p) => holderOf(changed(p, s.id), sleeper.pid));
-      await jitter();
-      await measure('removed', () => unlinkSync(lock), (p) => {
-        const c = changed(p, s.id);
-        return (c && (c.holders ?? []).length === 0) || (p?.removed ?? []).includes(s.id);
-      });
-      await jitter();
-      const h = targets[i];
-      await measure('killed', () => kill(h.child), (p) => changed(p, h.sessionId)?.state === 'stale');
-      await jitter();
-      // A CLI killed moments after it opened its session: the server has pushed it in use, its lock is young.
-      const y = nextFree();
-      const from = side.notes.length;
-      const c = await startHolder(copilotBin, sd.stateDir, y.id);
-      young.push(c);
-      if ((await waitFor((p) => changed(p, y.id)?.state === 'inUse', from)) === null) res.missed.youngKilled++;
-      else await measure('youngKilled', () => kill(c.child), (p) => changed(p, y.id)?.state === 'stale');
-      await jitter();
-      if (seen[i]) {
-        const o = seen[i];
-        await measure('orphaned', () => process.kill(o.child.pid, 'SIGKILL'), (p) => holderOf(changed(p, o.sessionId), o.pid)?.orphaned === true);
-        await jitter();
-      }
-    }
-  } finally {
-    await side.close();
-  }
-  const f = (xs) => `p50 ${quantile(xs, 0.5)?.toFixed(1)} ms max ${Math.max(...xs).toFixed(1)} ms`;
-  log(`   ${mode}: ${EVENTS.map((e) => `${e} ${f(res[e])}`).join(', ')}, missed ${JSON.stringify(res.missed)}`);
-  return res;
+  R.push = await measurePush({ copilotBin, scratch, modes, log });
 }
 
 // startup: spawn to the first answer (status), then the first listSessions over 1,000 sessions.

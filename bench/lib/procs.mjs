@@ -77,6 +77,11 @@ export async function killAndWait(child, sig = 'SIGKILL') {
   await exited(child);
 }
 
+/** stopAll SIGKILLs processes we started ({child} each: holders, sleepers) and waits until each is reaped. */
+export async function stopAll(procs) {
+  await Promise.all(procs.map((p) => killAndWait(p.child)));
+}
+
 /** tempDir makes a directory that cleanup() removes. */
 export function tempDir(prefix = 'slbench-') {
   const d = mkdtempSync(join(tmpdir(), prefix));

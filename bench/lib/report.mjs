@@ -5,6 +5,7 @@
 // filled reads "not measured".
 
 import { lineChart } from './chart.mjs';
+import { BUDGETS, GOALS, Goals } from './goals.mjs';
 import { metricMedian } from './gobench.mjs';
 import { describeMix } from './statedir.mjs';
 import { fmtBytes, fmtMs, fmtRatio, median, quantile, ratios } from './stats.mjs';
@@ -12,39 +13,6 @@ import { fmtBytes, fmtMs, fmtRatio, median, quantile, ratios } from './stats.mjs
 const PEER = '#c0392b';
 const OURS = '#1f618d';
 const MiB = 2 ** 20;
-
-/**
- * BUDGETS are what the lean code promises, each measured through the binary
- * (and, for listings and pushes, the typed client); GOALS the rest of what the
- * product promises. Both in the order the report lists them.
- */
-export const BUDGETS = [
-  ['cold1k', 'cold listing of 1,000 sessions ≤ 50 ms (as the IDE spawns it, and with `--no-watch`)'],
-  ['coldPeer', 'cold listing of 1,000 sessions ≥ 15x faster than the peer in the same run (both ways)'],
-  ['cold10k', 'cold listing of 10,000 sessions ≤ 500 ms (both ways)'],
-  ['warm1k', 'warm listing (the whole answer) of 1,000 sessions ≤ 8 ms'],
-  ['warm10k', 'warm listing (the whole answer) of 10,000 sessions ≤ 60 ms'],
-  ['pushFile', 'lock created / removed → `sessionsChanged` p50 ≤ 20 ms (notify)'],
-  ['pushKill', 'holder SIGKILLed → stale pushed p50 ≤ 20 ms (notify)'],
-  ['rss1k', 'RSS ≤ 24 MiB, idle after listing 1,000 sessions (notify and poll)'],
-  ['unread', 'a client that never reads (10,000 pipelined `listSessions` over 3,000 sessions): peak RSS ≤ 64 MiB'],
-];
-export const GOALS = [
-  ['truth', 'every session\'s state and name agree with what was planted, cold and warm, at every size'],
-  ['youngKill', 'CLI SIGKILLed within its settle window (its lock young) → stale pushed ≤ 1 s, p50 and max (notify and poll)'],
-  ['orphan', 'a live holder\'s launcher SIGKILLed → orphaned pushed p50 ≤ 1 s (notify and poll)'],
-  ['missed', 'no event missed (push latency, every event and mode)'],
-  ['poll', 'poll mode: lock created, lock removed, holder SIGKILLed, each pushed p50 ≤ 1.5 s'],
-  ['spawn', 'spawn to first answer (`status`) ≤ 20 ms'],
-  ['cpuNotify', 'idle CPU < 1% watching 10,000 sessions (notify: auto on Linux)'],
-  ['cpuPoll', 'idle CPU < 1% watching 10,000 sessions (poll: auto on macOS and Windows)'],
-  ['fdsPoll', 'poll mode: 10,000 sessions watched with fewer than 256 open descriptors'],
-  ['probe', 'uncached probe of a live CLI (`.hold`) ≤ 25 µs and ≥ 250x faster than a `ps` spawn'],
-  ['canResume-disk', '`canResume` of one session with 100,000 dead locks ≤ 200 ms, peak RSS ≤ 64 MiB (disk)'],
-  ['reclaim-disk', '`reclaimStale` of those 100,000 dead locks ≤ 2 s, peak RSS ≤ 64 MiB (disk)'],
-  ['canResume-tmpfs', '`canResume` of one session with 100,000 dead locks ≤ 200 ms, peak RSS ≤ 64 MiB (tmpfs)'],
-  ['reclaim-tmpfs', '`reclaimStale` of those 100,000 dead locks ≤ 2 s, peak RSS ≤ 64 MiB (tmpfs)'],
-];
 
 /** goFind returns the first Go benchmark whose name matches one of res. */
 function goFind(goBench, ...res) {
@@ -65,8 +33,6 @@ function table(head, rows, align = 'l' + 'r'.repeat(head.length - 1)) {
   return out.join('\n');
 }
 
-const goalMark = (ok) => (ok === null ? '–' : ok ? '✅' : '❌');
-
 /** growth is how much a series multiplies between two sizes, with the exponent. */
 export function growth(t1, t2, n1, n2) {
   const k = t2 / t1;
@@ -74,28 +40,13 @@ export function growth(t1, t2, n1, n2) {
   return { k, e, text: Number.isFinite(k) ? `×${k.toFixed(1)} (n^${e.toFixed(2)})` : 'n/a' };
 }
 
-/** Goals holds the rows of the two goal tables; set fills one: its value in this run and whether it is met. */
-class Goals {
-  constructor() {
-    this.rows = new Map([...BUDGETS, ...GOALS].map(([key, name]) => [key, { name, value: 'not measured in this run', ok: null }]));
-  }
-
-  set(key, value, ok) {
-    const row = this.rows.get(key);
-    if (!row) throw new Error(`no goal ${key}`);
-    Object.assign(row, { value, ok: Boolean(ok) });
-  }
-
-  table(list) {
-    return table(['goal', 'this run', ''], list.map(([key]) => this.rows.get(key)).map((r) => [r.name, r.value, goalMark(r.ok)]), 'lrc');
-  }
-}
+const goalTable = (goals, list) => table(['goal', 'this run', ''], goals.table(list), 'lrc');
 
 export function render(R) {
   const goals = new Goals();
   const sections = [probeSection, listingSection, pushSection, footprintSection, limitsSection, goBenchSection].flatMap((f) => f(R, goals));
   const md = [...header(R), '', '## Budgets', '', 'What the lean code promises, each measured through the binary, listings and pushes through the typed client.', '',
-    goals.table(BUDGETS), '', '## Other goals', '', goals.table(GOALS), ...sections, ...reproduce(R)];
+    goalTable(goals, BUDGETS), '', '## Other goals', '', goalTable(goals, GOALS), ...sections, ...reproduce(R)];
   const markdown = md.join('\n') + '\n';
   const svg = listingChart(R.listing) ?? lineChart({ title: 'no listing data', series: [{ name: 'none', color: '#999', points: [[100, 1]] }] });
   // The console copy: everything but the chart link.

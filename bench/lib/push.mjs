@@ -107,8 +107,10 @@ async function pushSamples(mode, n, timeoutMs, { copilotBin, scratch, log, sd, s
       const y = nextFree();
       const from = side.notes.length;
       const c = await startHolder(copilotBin, sd.stateDir, y.id);
+      const born = now();
       young.push(c);
-      if ((await waitFor((p) => changed(p, y.id)?.state === 'inUse', from)) === null) res.missed.youngKilled++;
+      const seenInUse = (await waitFor((p) => changed(p, y.id)?.state === 'inUse', from)) !== null;
+      if (!seenInUse || now() - born >= SETTLE_MS) res.missed.youngKilled++; // never pushed while young
       else await measure('youngKilled', () => kill(c.child), (p) => changed(p, y.id)?.state === 'stale');
       await jitter();
       if (seen[i]) {

@@ -56,7 +56,7 @@ test-node: build npm/node_modules
 
 # bench: the engine's Go benchmarks (go test -bench . -benchmem -count 3 ./sessionlocks/, run and echoed by the
 # driver), then sessionlocks side by side with the IDE's kill + ps check at 100, 1,000 and 10,000 sessions; prints the
-# budgets and goals and writes BENCHMARKS.md and bench/chart.svg. About 8-12 minutes on 2 cores; BENCH_ARGS=--quick
+# budgets and goals and writes BENCHMARKS.md and bench/chart.svg. About 6-10 minutes on 2 cores; BENCH_ARGS=--quick
 # for a short smoke run (see bench/run.mjs for the flags).
 bench: build npm/node_modules
 	node bench/run.mjs $(BENCH_ARGS)

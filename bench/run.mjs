@@ -4,7 +4,7 @@
 // generated state dirs in one run, prints the tables and writes BENCHMARKS.md
 // and bench/chart.svg.
 //
-//   node bench/run.mjs                 full run: 100, 1,000 and 10,000 sessions (about 8-12 minutes on 2 cores)
+//   node bench/run.mjs                 full run: 100, 1,000 and 10,000 sessions (about 6-10 minutes on 2 cores)
 //   node bench/run.mjs --quick         a smoke run: 100 and 1,000 sessions, few repetitions, -count 1
 //   node bench/run.mjs --only listing,push --sizes 100 --no-write
 //   node bench/run.mjs --from-json bin/bench-results.json   re-render only

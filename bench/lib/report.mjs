@@ -355,7 +355,7 @@ function reproduce(R) {
     const total = Object.values(R.seconds).reduce((a, b) => a + b, 0);
     md.push(`This run took ${(total / 60).toFixed(1)} minutes (${Object.entries(R.seconds).map(([k, v]) => `${k} ${Math.round(v)} s`).join(', ')}).`);
   }
-  md.push('`make bench` (about 8-12 minutes on 2 cores; `make bench BENCH_ARGS=--quick` for a short smoke run). The raw results');
+  md.push('`make bench` (about 6-10 minutes on 2 cores; `make bench BENCH_ARGS=--quick` for a short smoke run). The raw results');
   md.push('of the last run are in bin/bench-results.json; `node bench/run.mjs --from-json bin/bench-results.json` re-renders this');
   md.push('file. The machine above was shared with other work while this ran; compare ratios rather than absolute times.');
   return md;

@@ -54,9 +54,10 @@ test-node: build npm/node_modules
 	cd npm && SESSIONLOCKS_BINARY=$(CURDIR)/$(BIN) node --test
 	SESSIONLOCKS_BINARY=$(CURDIR)/$(BIN) node --test bench/
 
-# bench: the engine's Go benchmarks (go test -bench . -benchmem -count 5 ./sessionlocks/, run and echoed by the
-# driver), then sessionlocks side by side with the IDE's kill + ps check; prints the tables and writes BENCHMARKS.md
-# and bench/chart.svg. About 6-10 minutes; BENCH_ARGS=--quick for a short run (see bench/run.mjs for the flags).
+# bench: the engine's Go benchmarks (go test -bench . -benchmem -count 3 ./sessionlocks/, run and echoed by the
+# driver), then sessionlocks side by side with the IDE's kill + ps check at 100, 1,000 and 10,000 sessions; prints the
+# budgets and goals and writes BENCHMARKS.md and bench/chart.svg. About 6-10 minutes on 2 cores; BENCH_ARGS=--quick
+# for a short smoke run (see bench/run.mjs for the flags).
 bench: build npm/node_modules
 	node bench/run.mjs $(BENCH_ARGS)
 

@@ -1,6 +1,8 @@
 // Tests of the benchmark harness itself: the peer judges real processes as
 // the IDE's algorithm does (flaw included), the generator plants the mix it
-// describes, and the parsers and statistics read what they are given.
+// describes, the push phase's events reach the sidecar as the events they
+// stand for, the report judges each goal at its bound, and the parsers and
+// statistics read what they are given.
 // Run: node --test bench/   (needs Go for the fake CLI, and Linux's /proc for the tests on real processes)
 
 import assert from 'node:assert/strict';
@@ -8,10 +10,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { lineChart } from './lib/chart.mjs';
+import { BUDGETS, GOALS } from './lib/goals.mjs';
 import { metricMedian, parseGoBench } from './lib/gobench.mjs';
-import { cleanup, liveChildren, tempDir } from './lib/procs.mjs';
+import { cleanup, kill, killAndWait, killGroup, liveChildren, tempDir } from './lib/procs.mjs';
+import { render } from './lib/report.mjs';
 import { Sidecar } from './lib/sidecar.mjs';
-import { buildFakeCLI, generate, mixFor, nameLine } from './lib/statedir.mjs';
+import { buildFakeCLI, generate, mixFor, nameLine, startHolder } from './lib/statedir.mjs';
 import { median, quantile, ratios } from './lib/stats.mjs';
 import { isAlive, listSessionLocks } from './peer/sessionLocks.mjs';
 
@@ -22,8 +26,9 @@ const noProc = !existsSync('/proc/sys/kernel/pid_max') && 'the generator reads /
 describe('peer and generator on real processes', { skip: noProc }, () => {
   let sd;
   let peer;
+  let bin;
   before(async () => {
-    const bin = await buildFakeCLI(tempDir('slbench-test-'));
+    bin = await buildFakeCLI(tempDir('slbench-test-'));
     sd = await generate({ count: 200, copilotBin: bin });
     peer = new Map((await listSessionLocks(sd.stateDir)).map((s) => [s.id, s]));
   });
@@ -73,6 +78,40 @@ describe('peer and generator on real processes', { skip: noProc }, () => {
     const fooling = sd.sessions.filter((s) => s.kind === 'reused' && s.copilotPid);
     assert.ok(fooling.length > 0, 'the 200-session mix should hold a reused copilot pid');
     for (const s of fooling) assert.equal(peer.get(s.id).inUse, true);
+  });
+
+  // The push phase's young kill and orphan rows rest on these: a CLI killed
+  // as soon as it is pushed in use is pushed stale, and a launched CLI is seen
+  // with its launcher alive and is pushed orphaned (not exited) once the
+  // launcher dies, which it would not be if it had a terminal or died too.
+  test('a young CLI killed is pushed stale, and a launched CLI whose launcher dies is pushed orphaned', async () => {
+    const free = sd.sessions.filter((s) => s.kind === 'free');
+    const launched = await startHolder(bin, sd.stateDir, free[0].id, { launched: true });
+    await sd.settled(); // the launched CLI's lock must be past the settle window, as the push phase's are
+    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: tempDir('slbench-log-') });
+    const changed = (p, id) => (p?.changed ?? []).find((s) => s.id === id);
+    try {
+      const first = (await side.request('listSessions', {})).result.sessions.find((s) => s.id === free[0].id);
+      assert.equal(first?.holders?.[0]?.launcher?.alive, true, `launcher not seen alive: ${JSON.stringify(first?.holders)}`);
+      assert.equal(first.holders[0].launcher.pid, launched.child.pid);
+
+      let from = side.notes.length;
+      const young = await startHolder(bin, sd.stateDir, free[1].id);
+      await side.waitNote((p) => changed(p, free[1].id)?.state === 'inUse', { from });
+      from = side.notes.length;
+      kill(young.child);
+      const stale = await side.waitNote((p) => changed(p, free[1].id)?.state === 'stale', { from, timeoutMs: 1000 });
+      assert.equal(changed(stale.params, free[1].id).holders[0].reason, 'process-exited');
+      await killAndWait(young.child);
+
+      from = side.notes.length;
+      process.kill(launched.child.pid, 'SIGKILL');
+      const note = await side.waitNote((p) => changed(p, free[0].id)?.holders?.[0]?.orphaned === true, { from, timeoutMs: 1000 });
+      assert.equal(changed(note.params, free[0].id).state, 'inUse', 'an orphan is live');
+    } finally {
+      await side.close();
+      killGroup(launched.child);
+    }
   });
 
   test('cleanup kills every process the harness started', () => {
@@ -156,4 +195,60 @@ test('lineChart draws every series on log axes', () => {
   assert.equal((svg.match(/<circle /g) ?? []).length, 5, 'a NaN point is left out, not drawn at 0');
   assert.match(svg, /a &lt; b/);
   assert.match(svg, />10,000</);
+});
+
+// A run's results as the driver saves them, every figure at the bound its
+// goal allows (at is the factor: 1 on the bound, above 1 past it).
+function resultsAt(at) {
+  const listing = (count, cold, warm) => ({
+    count, reps: 1, warmup: 3, warmCalls: 10, mix: mixFor(count), coldCached: [0],
+    peer: [cold * 15], cold: [cold * at], coldBare: [cold * at], warm: [warm * at], warmWire: [warm / 2],
+    check: { total: count, oursCold: count, oursWarm: count, peer: count, peerFooled: 0 },
+  });
+  const events = (ms, slow) => ({ n: 1, missed: {}, created: [ms], removed: [ms], killed: [ms], youngKilled: [slow], orphaned: [slow] });
+  const bench = (ns, extra = {}) => ({ samples: [{ iterations: 1, metrics: { 'ns/op': ns, ...extra } }] });
+  const MiB = 2 ** 20;
+  return {
+    machine: { loadBefore: [0, 0, 0] }, config: { goCount: 1 }, errors: [],
+    goBench: { 'Probe/hold': bench(25e3 * at), PSSpawn: bench(25e3 * 250) },
+    listing: [listing(1000, 50, 8), listing(10000, 500, 60)],
+    push: { count: 1000, modes: { notify: events(20 * at, 1000 * at), poll: events(1500 * at, 1000 * at) } },
+    startup: { count: 1000, status: [20 * at], list: [30] },
+    footprint: [1000, 10000].flatMap((count) => ['notify', 'poll'].map((mode) => ({ count, mode, rss: 24 * MiB * at, fds: 255 * at, cpuPct: 0.999 * at }))),
+    limits: Object.fromEntries(['disk', 'tmpfs'].map((where) => [where, {
+      UnreadListings: bench(1, { 'peak-MiB': 64 * at, 'accepted-%': 100 }),
+      'ServeManyDeadLocks/canResume': bench(200e6 * at, { 'peak-MiB': 64 }),
+      'ServeManyDeadLocks/reclaimStale': bench(2e9 * at, { 'peak-MiB': 64 }),
+      'ServeManyDeadLocks/stat-floor': bench(100e6),
+      'ServeManyDeadLocks/unlink-floor': bench(1e9),
+    }])),
+  };
+}
+
+// goalRows reads the two goal tables of a rendered report: name -> mark.
+function goalRows(markdown) {
+  const rows = new Map();
+  for (const line of markdown.split('\n')) {
+    const m = /^\| (.*) \| .* \| (✅|❌|–) \|$/.exec(line);
+    if (m) rows.set(m[1], m[2]);
+  }
+  return rows;
+}
+
+test('the report holds every budget and goal, met on its bound and missed past it', () => {
+  const names = [...BUDGETS, ...GOALS].map(([, name]) => name);
+  const met = goalRows(render(resultsAt(1)).markdown);
+  assert.deepEqual([...met.keys()], names);
+  for (const [name, mark] of met) assert.equal(mark, '✅', name);
+  const missed = goalRows(render(resultsAt(1.01)).markdown);
+  // Agreement with the truth and missed events do not scale with time.
+  const timeless = new Set([GOALS[0][1], GOALS[3][1]]);
+  for (const [name, mark] of missed) assert.equal(mark, timeless.has(name) ? '✅' : '❌', name);
+});
+
+test('the report names no issue and no layer that is gone, and lists what was not measured', () => {
+  const { markdown } = render({ machine: {}, config: { goCount: 1, quick: true, args: ['--quick'] }, errors: [], listing: resultsAt(1).listing.slice(0, 1) });
+  assert.doesNotMatch(markdown, /issue \d|delta|whole answer,|fresh: true|Layers|watched trust/i);
+  assert.match(markdown, /cold listing of 10,000 sessions ≤ 500 ms \(both ways\) \| not measured in this run \| – \|/);
+  assert.match(markdown, /a smoke run/);
 });

@@ -4,38 +4,42 @@
 // generated state dirs in one run, prints the tables and writes BENCHMARKS.md
 // and bench/chart.svg.
 //
-//   node bench/run.mjs                 full run (about 6-10 minutes on 2 cores)
-//   node bench/run.mjs --quick         100 and 1,000 sessions, few repetitions, -count 1
+//   node bench/run.mjs                 full run: 100, 1,000 and 10,000 sessions (about 6-10 minutes on 2 cores)
+//   node bench/run.mjs --quick         a smoke run: 100 and 1,000 sessions, few repetitions, -count 1
 //   node bench/run.mjs --only listing,push --sizes 100 --no-write
 //   node bench/run.mjs --from-json bin/bench-results.json   re-render only
 //
 // Phases (--only, comma-separated): go (the engine's go test -bench), probe
 // (the peer's per-lock cost), listing (peer vs ours at --sizes, plus idle
-// footprint at >= 1,000), push (notification latency), startup, binaries
+// footprint at >= 1,000), push (notification latency: file events, kills,
+// young kills, launchers' deaths), startup, binaries
 // (make cross), limits (the server against a peer that never reads and a
 // session of 100,000 dead locks, through the binary). Other flags: --reps N (listing repetitions, default 10),
-// --reps-big N (at 10,000 sessions, default 3), --warm N (measured repeated
+// --reps-big N (at 10,000 sessions, default 5), --warm N (measured repeated
 // calls per server, default 10), --warmup N (calls before those, not
 // measured, default 3), --go-count N, --go-bench FILE (parse saved go test output instead
 // of running it), --push-samples N, --poll-samples N, --json FILE (raw
 // results, default bin/bench-results.json).
 //
 // A phase that fails is reported as not measured and the run exits 1;
-// BENCHMARKS.md is then left alone unless --write is given. Set
+// BENCHMARKS.md is then left alone unless --write is given, as it is after a
+// --quick run. Set
 // SESSIONLOCKS_BINARY to measure another build, SLBENCH_CLIENT=raw to bypass
 // the typed client.
 
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, unlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoBench, runGoBench } from './lib/gobench.mjs';
-import { cleanup, installCleanup, kill, killAndWait, removeDir, tempDir } from './lib/procs.mjs';
-import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar, TYPED, WireSidecar } from './lib/sidecar.mjs';
-import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper, writeLock } from './lib/statedir.mjs';
-import { median, now, quantile, sleep } from './lib/stats.mjs';
-import { isAlive, isLockLive, listSessionLocks } from './peer/sessionLocks.mjs';
+import { cleanup, installCleanup, killAndWait, removeDir, stopAll, tempDir } from './lib/procs.mjs';
+import { measureListing } from './lib/listing.mjs';
+import { measurePush } from './lib/push.mjs';
+import { BINARY, CLIENT, cpuSeconds, procUsage, Sidecar } from './lib/sidecar.mjs';
+import { buildFakeCLI, deadPIDs, generate, REPO, run, SETTLE_MS, startHolder, startSleeper } from './lib/statedir.mjs';
+import { median, now, sleep } from './lib/stats.mjs';
+import { isAlive, isLockLive } from './peer/sessionLocks.mjs';
 import { render } from './lib/report.mjs';
 
 const { values: opt } = parseArgs({
@@ -62,17 +66,15 @@ const quick = opt.quick;
 const cfg = {
   sizes: (opt.sizes ?? (quick ? '100,1000' : '100,1000,10000')).split(',').map(Number),
   reps: Number(opt.reps ?? (quick ? 3 : 10)),
-  repsBig: Number(opt['reps-big'] ?? 3), // at 10,000 sessions the peer takes seconds per listing
+  repsBig: Number(opt['reps-big'] ?? 5), // at 10,000 sessions the peer takes seconds per listing
   warm: Number(opt.warm ?? 10), // measured repeated calls per server, at every size
   // Calls made and not measured between the cold one and the warm ones. At
-  // 10,000 sessions a whole answer is ~20 MB of objects in the client, and
-  // the first few whole answers are slowed by V8 growing its heap to fit
-  // them (40-140 ms, then 10-40 ms): the median of 5 calls straight after
-  // the cold one measured that warm-up more than the steady state the IDE
-  // lives in. (Deltas, the default warm calls, are small; the same warm-up
-  // keeps the two series alike.)
+  // 10,000 sessions an answer is ~20 MB of objects in the client, and the
+  // first few are slowed by V8 growing its heap to fit them: the median of
+  // calls straight after the cold one measured that more than the steady
+  // state the IDE lives in.
   warmup: Number(opt.warmup ?? 3),
-  goCount: Number(opt['go-count'] ?? (quick ? 1 : 5)),
+  goCount: Number(opt['go-count'] ?? (quick ? 1 : 3)),
   pushSamples: Number(opt['push-samples'] ?? (quick ? 8 : 30)),
   pollSamples: Number(opt['poll-samples'] ?? (quick ? 3 : 16)), // p50 of a delay spread over two poll intervals: 8 samples gave 0.6-1.3 s on one build
   phases: new Set((opt.only ?? 'go,probe,listing,push,startup,limits,binaries').split(',')),
@@ -87,7 +89,7 @@ if (opt['from-json']) {
 
 installCleanup();
 const scratch = tempDir('slbench-run-');
-const R = { machine: machine(), config: { ...cfg, phases: [...cfg.phases] }, errors: [], seconds: {} };
+const R = { machine: machine(), config: { ...cfg, quick, args: process.argv.slice(2), phases: [...cfg.phases] }, errors: [], seconds: {} };
 let copilotBin;
 
 await phase('setup', async () => {
@@ -105,7 +107,8 @@ R.machine.loadAfter = os.loadavg().map((l) => +l.toFixed(2));
 
 mkdirSync(join(REPO, 'bin'), { recursive: true });
 writeFileSync(opt.json, JSON.stringify(R, null, 1));
-writeOutputs(R, !opt['no-write'] && (R.errors.length === 0 || opt.write));
+// A smoke run's figures are not the ones to publish: it writes BENCHMARKS.md only when asked to.
+writeOutputs(R, opt.write || (!opt['no-write'] && !quick && R.errors.length === 0));
 cleanup();
 process.exit(R.errors.length ? 1 : 0);
 
@@ -152,7 +155,8 @@ function writeOutputs(results, write) {
   const { markdown, svg, text } = render(results);
   process.stdout.write('\n' + text + '\n');
   if (!write) {
-    log(results.errors?.length ? 'bench: some phases failed; BENCHMARKS.md not written (use --write to force)' : 'bench: --no-write: BENCHMARKS.md not written');
+    const why = results.errors?.length ? 'some phases failed' : results.config?.quick ? 'a --quick run' : '--no-write';
+    log(`bench: ${why}: BENCHMARKS.md not written (use --write to force)`);
     return;
   }
   writeFileSync(join(REPO, 'BENCHMARKS.md'), markdown);
@@ -160,14 +164,11 @@ function writeOutputs(results, write) {
   log('bench: wrote BENCHMARKS.md and bench/chart.svg');
 }
 
-// go: the engine's own benchmarks (per-probe cost, ps spawn, scans).
+// go: the engine's own benchmarks (per-probe cost, ps spawn, listings).
 async function goPhase() {
   const text = opt['go-bench'] ? readFileSync(opt['go-bench'], 'utf8') : await runGoBench({ cwd: REPO, count: cfg.goCount, echo: process.stderr });
   R.goBench = Object.fromEntries(parseGoBench(text));
   if (Object.keys(R.goBench).length === 0) throw new Error('go test -bench printed no benchmark lines');
-  // The server's layers (the answer encoder), for the Layers table.
-  const rpcText = opt['go-bench'] ? '' : await runGoBench({ cwd: REPO, pkg: './rpc/', pattern: '^BenchmarkLayers$', count: cfg.goCount, echo: process.stderr });
-  R.rpcBench = Object.fromEntries(parseGoBench(rpcText));
 }
 
 // probe: the peer's per-lock probe, in Node as the IDE runs it.
@@ -212,72 +213,7 @@ async function listingPhase() {
     log(`   generated in ${(sd.generateMs / 1000).toFixed(1)} s; waiting out the ${SETTLE_MS / 1000} s settle window`);
     await sd.settled();
     const reps = count >= 10000 ? cfg.repsBig : cfg.reps;
-    const row = { count, mix: sd.mix, reps, warmCalls: cfg.warm, warmup: cfg.warmup, peer: [], cold: [], coldBare: [], warm: [], warmWhole: [], afterChange: [], warmWire: [], coldCached: [], check: null };
-    for (let i = 0; i < reps; i++) {
-      // Alternate which tool goes first, so that neither always runs right after the other's work.
-      let peer;
-      const runPeer = async () => {
-        const t0 = now();
-        peer = await listSessionLocks(sd.stateDir);
-        row.peer.push(now() - t0);
-      };
-      const runOurs = async () => {
-        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch });
-        try {
-          const cold = await side.request('listSessions', {});
-          row.cold.push(cold.ms);
-          const holders = cold.result.sessions.flatMap((s) => s.holders ?? []);
-          row.coldCached.push(holders.length ? holders.filter((h) => h.cached).length / holders.length : 0);
-          let last = cold.result;
-          row.warm.push(await warmMedian(side, (r) => (last = r.result)));
-          // Whole answers, parsed anew each time: what every warm call cost
-          // before the client asked for deltas, and what one costs after a
-          // change to every session.
-          if (TYPED) {
-            row.warmWhole.push(await warmMedian(side, () => {}, { fresh: true }));
-            row.afterChange.push(await changedMedian(side, sd));
-          }
-          return { cold: cold.result, last };
-        } finally {
-          await side.close();
-        }
-      };
-      // The same first call on a server without the watcher, whose startup
-      // scan would otherwise have filled the probe cache: a truly cold engine.
-      const runOursBare = async () => {
-        const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--no-watch'] });
-        try {
-          row.coldBare.push((await side.request('listSessions', {})).ms);
-        } finally {
-          await side.close();
-        }
-      };
-      // Warm again, counting only the answer's bytes arriving: the
-      // sidecar's share of the warm figure, without the client's parsing.
-      const runOursWire = async () => {
-        const side = await WireSidecar.start({ stateDir: sd.stateDir });
-        try {
-          await side.request('listSessions');
-          row.warmWire.push(await warmMedian(side));
-        } finally {
-          await side.close();
-        }
-      };
-      let ours;
-      if (i % 2 === 0) {
-        await runPeer();
-        ours = await runOurs();
-        await runOursBare();
-        await runOursWire();
-      } else {
-        await runOursWire();
-        await runOursBare();
-        ours = await runOurs();
-        await runPeer();
-      }
-      if (i === 0) row.check = checkAnswers(sd, peer, ours.cold, ours.last);
-      log(`   rep ${i + 1}/${reps}: peer ${row.peer.at(-1).toFixed(1)} ms, ours cold ${row.cold.at(-1).toFixed(2)} ms (no watcher ${row.coldBare.at(-1).toFixed(2)} ms), warm ${row.warm.at(-1).toFixed(2)} ms (whole answer ${row.warmWhole.at(-1)?.toFixed(2) ?? '-'} ms, after a change ${row.afterChange.at(-1)?.toFixed(2) ?? '-'} ms, bytes only ${row.warmWire.at(-1).toFixed(2)} ms)`);
-    }
+    const row = await measureListing(sd, { reps, warm: cfg.warm, warmup: cfg.warmup, scratch, log });
     R.listing.push(row);
     if (count >= 1000) {
       try {
@@ -287,72 +223,9 @@ async function listingPhase() {
         R.errors.push({ phase: `footprint ${count}`, message: String(err?.message ?? err).split('\n')[0] });
       }
     }
-    for (const h of sd.holders) kill(h.child);
-    for (const s of sd.sleepers) kill(s.child);
-    await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
+    await stopAll([...sd.holders, ...sd.sleepers]);
     removeDir(sd.root);
   }
-}
-
-/**
- * warmMedian makes cfg.warmup unmeasured listSessions calls on side (a
- * Sidecar or WireSidecar that has answered its cold one), then cfg.warm
- * measured ones, and returns their median time; each answer goes to seen.
- * opts are the call options (see Sidecar.request).
- */
-async function warmMedian(side, seen = () => {}, opts = undefined) {
-  const ms = [];
-  for (let j = 0; j < cfg.warmup + cfg.warm; j++) {
-    const r = await side.request('listSessions', {}, opts);
-    if (j >= cfg.warmup) ms.push(r.ms);
-    seen(r);
-  }
-  return median(ms);
-}
-
-/**
- * changedMedian times the listing an IDE makes when told of a change: it
- * rewrites one free session's workspace.yaml with updated_at now (a CLI
- * resuming it), waits for the sessionsChanged naming it, then times one
- * listSessions, cfg.warm times over, and returns the median. Whatever else
- * changed meanwhile (verdicts expiring from the 3 s probe cache) is in the
- * delta too. The updated session must come first in the answer.
- */
-async function changedMedian(side, sd) {
-  const free = sd.sessions.filter((s) => s.kind === 'free');
-  const ms = [];
-  for (let j = 0; j < cfg.warm; j++) {
-    const s = free[Math.floor(Math.random() * free.length)];
-    const file = join(s.dir, 'workspace.yaml');
-    const from = side.notes.length;
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/^updated_at: .*$/m, `updated_at: ${new Date().toISOString()}`));
-    await side.waitNote((p) => (p?.changed ?? []).some((c) => c.id === s.id), { from, timeoutMs: 5000 });
-    const r = await side.request('listSessions', {});
-    ms.push(r.ms);
-    if (r.result.sessions[0]?.id !== s.id) throw new Error(`after ${s.id} was updated, listSessions put ${r.result.sessions[0]?.id} first`);
-  }
-  return median(ms);
-}
-
-/** checkAnswers compares both tools' answers with what the generator planted. */
-function checkAnswers(sd, peer, coldResult, warmResult) {
-  const check = { total: sd.sessions.length, oursCold: 0, oursWarm: 0, peer: 0, peerFooled: 0, oursWrong: [] };
-  // A session is right when its state and its name (plain or quoted in workspace.yaml) are.
-  const stateOf = (res) => new Map(res.sessions.map((s) => [s.id, `${s.state} ${s.name}`]));
-  const cold = stateOf(coldResult);
-  const warm = stateOf(warmResult);
-  const peerInUse = new Map(peer.map((p) => [p.id, p.inUse]));
-  for (const s of sd.sessions) {
-    const want = `${s.expect} ${s.name}`;
-    if (cold.get(s.id) === want) check.oursCold++;
-    else if (check.oursWrong.length < 5) check.oursWrong.push(`${s.kind} ${s.id}: expected ${want}, got ${cold.get(s.id)}`);
-    if (warm.get(s.id) === want) check.oursWarm++;
-    if (peerInUse.get(s.id) === (s.expect === 'inUse')) check.peer++;
-    else if (s.kind === 'reused') check.peerFooled++;
-  }
-  if (coldResult.total !== undefined && coldResult.total !== sd.sessions.length) check.oursWrong.push(`total ${coldResult.total}, expected ${sd.sessions.length}`);
-  if (check.oursWrong.length) log(`   ours disagrees with the planted truth:\n     ${check.oursWrong.join('\n     ')}`);
-  return check;
 }
 
 /** footprint: idle RSS, open descriptors and idle CPU of a server that has listed count sessions. */
@@ -366,9 +239,9 @@ async function footprint(sd, count) {
       const w0 = now();
       await sleep(quick ? 2000 : 4000);
       const cpuPct = ((cpuSeconds(side.pid) - t0) / ((now() - w0) / 1000)) * 100;
-      const { rss, fds } = procUsage(side.pid);
+      const { rss, peak, fds } = procUsage(side.pid);
       const status = (await side.request('status')).result;
-      R.footprint.push({ count, mode, rss, fds, cpuPct, watching: status?.watching ?? null });
+      R.footprint.push({ count, mode, rss, peak, fds, cpuPct, watch: status?.watch ?? null });
       log(`   footprint ${count} ${mode}: RSS ${(rss / 2 ** 20).toFixed(1)} MiB, ${fds} fds, idle CPU ${cpuPct.toFixed(2)}%`);
     } finally {
       await side.close();
@@ -376,71 +249,13 @@ async function footprint(sd, count) {
   }
 }
 
-// push: time from a file operation or a SIGKILL to the matching sessionsChanged.
+// push: time from a file operation, a SIGKILL or a launcher's death to the matching sessionsChanged.
 async function pushPhase() {
-  const count = 1000;
   const modes = [
     ['notify', cfg.pushSamples, 5000],
     ['poll', cfg.pollSamples, 10000],
   ];
-  const sd = await generate({ count, copilotBin, liveCap: 8 });
-  const free = sd.sessions.filter((s) => s.kind === 'free');
-  const sleeper = startSleeper();
-  // Holders to SIGKILL, started up front so that all of them are past the settle window.
-  const targets = {};
-  let k = 0;
-  for (const [mode, n] of modes) {
-    targets[mode] = [];
-    for (let i = 0; i < n; i++) targets[mode].push(await startHolder(copilotBin, sd.stateDir, free[k++].id));
-  }
-  await sleep(SETTLE_MS + 300);
-  R.push = { count, mix: sd.mix, modes: {} };
-  for (const [mode, n, timeoutMs] of modes) {
-    const res = { created: [], removed: [], killed: [], missed: { created: 0, removed: 0, killed: 0 }, n };
-    const side = await Sidecar.start({ stateDir: sd.stateDir, logDir: scratch, args: ['--watch', mode] });
-    try {
-      await side.request('listSessions', {});
-      await sleep(1000);
-      const jitter = () => sleep(mode === 'poll' ? Math.random() * 500 : 30 + Math.random() * 70);
-      const measure = async (kind, act, test) => {
-        const from = side.notes.length;
-        const t0 = now();
-        act();
-        try {
-          const note = await side.waitNote(test, { from, timeoutMs });
-          res[kind].push(note.at - t0);
-        } catch (err) {
-          if (/exited/.test(err.message)) throw err;
-          res.missed[kind]++;
-        }
-      };
-      const changed = (p, id) => (p?.changed ?? []).find((s) => s.id === id);
-      for (let i = 0; i < n; i++) {
-        const s = free[k++];
-        const lock = join(s.dir, `inuse.${sleeper.pid}.lock`);
-        await measure('created', () => writeLock(s.dir, sleeper.pid, { hold: false }), (p) =>
-          (changed(p, s.id)?.holders ?? []).some((h) => h.pid === sleeper.pid),
-        );
-        await jitter();
-        await measure('removed', () => unlinkSync(lock), (p) => {
-          const c = changed(p, s.id);
-          return (c && (c.holders ?? []).length === 0) || (p?.removed ?? []).includes(s.id);
-        });
-        await jitter();
-        const h = targets[mode][i];
-        await measure('killed', () => kill(h.child), (p) => changed(p, h.sessionId)?.state === 'stale');
-        await jitter();
-      }
-    } finally {
-      await side.close();
-    }
-    R.push.modes[mode] = res;
-    const f = (xs) => `p50 ${quantile(xs, 0.5)?.toFixed(1)} ms p99 ${quantile(xs, 0.99)?.toFixed(1)} ms`;
-    log(`   ${mode}: created ${f(res.created)}, removed ${f(res.removed)}, killed ${f(res.killed)}, missed ${JSON.stringify(res.missed)}`);
-  }
-  for (const p of [...sd.holders, ...Object.values(targets).flat(), ...sd.sleepers, sleeper]) kill(p.child);
-  await Promise.all([...sd.holders, ...Object.values(targets).flat(), ...sd.sleepers, sleeper].map((p) => killAndWait(p.child)));
-  removeDir(sd.root);
+  R.push = await measurePush({ copilotBin, scratch, modes, log });
 }
 
 // startup: spawn to the first answer (status), then the first listSessions over 1,000 sessions.
@@ -460,7 +275,7 @@ async function startupPhase() {
     }
   }
   log(`   spawn -> status ${median(R.startup.status).toFixed(1)} ms, spawn -> listSessions(1,000) ${median(R.startup.list).toFixed(1)} ms`);
-  await Promise.all([...sd.holders, ...sd.sleepers].map((p) => killAndWait(p.child)));
+  await stopAll([...sd.holders, ...sd.sleepers]);
   removeDir(sd.root);
 }
 

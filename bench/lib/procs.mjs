@@ -51,6 +51,20 @@ export function kill(child, sig = 'SIGKILL') {
   }
 }
 
+/**
+ * killGroup SIGKILLs the process group child leads (spawned with group: true)
+ * even after child itself has exited: a launcher whose orphaned CLI lives on
+ * in its group. Call it only while a member is known to live, so that the
+ * group's id cannot have been handed to anyone else.
+ */
+export function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch (e) {
+    if (e.code !== 'ESRCH') throw e;
+  }
+}
+
 /** exited resolves when child has exited (at once if it already has). */
 export function exited(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -61,6 +75,11 @@ export function exited(child) {
 export async function killAndWait(child, sig = 'SIGKILL') {
   kill(child, sig);
   await exited(child);
+}
+
+/** stopAll SIGKILLs processes we started ({child} each: holders, sleepers) and waits until each is reaped. */
+export async function stopAll(procs) {
+  await Promise.all(procs.map((p) => killAndWait(p.child)));
 }
 
 /** tempDir makes a directory that cleanup() removes. */

@@ -68,10 +68,8 @@ export class Sidecar {
       this.exitStatus = info.code ?? info.signal;
       this.#failWaiters();
     });
-    // listSessions goes through the client's own method, which asks for
-    // deltas and rebuilds them, as the IDE's calls would.
-    this.send = (method, params, opts) =>
-      method === 'listSessions' ? this.client.listSessions(params, opts) : this.client.request(method, params, opts);
+    // listSessions goes through the client's own method, as the IDE's calls would.
+    this.send = (method, params) => (method === 'listSessions' ? this.client.listSessions(params) : this.client.request(method, params));
     this.log = () => this.client.stderr;
     this.close = async () => {
       await this.client.dispose();
@@ -130,15 +128,10 @@ export class Sidecar {
     this.waiters = [];
   }
 
-  /**
-   * request sends one request and resolves with {result, ms} (ms measured
-   * around the round trip). opts are the typed client's call options
-   * ({fresh: true} for a whole listSessions answer); the raw client, which
-   * always gets whole answers, ignores them.
-   */
-  async request(method, params = {}, opts) {
+  /** request sends one request and resolves with {result, ms} (ms measured around the round trip). */
+  async request(method, params = {}) {
     const t0 = now();
-    const result = await this.send(method, params, opts);
+    const result = await this.send(method, params);
     return { result, ms: now() - t0 };
   }
 
@@ -167,12 +160,12 @@ export class Sidecar {
   }
 }
 
-/** procUsage reads VmRSS (bytes) and the open descriptor count of pid. */
+/** procUsage reads VmRSS and VmHWM (its peak), in bytes, and the open descriptor count of pid. */
 export function procUsage(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+  const kB = (field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) * 1024;
   const fds = readdirSync(`/proc/${pid}/fd`).length;
-  return { rss, fds };
+  return { rss: kB('VmRSS'), peak: kB('VmHWM'), fds };
 }
 
 /**

@@ -63,11 +63,20 @@ export function run(cmd, args, opts = {}) {
  * startHolder runs the fake CLI on one session and resolves once its .lock
  * and flocked .hold are in place. It exits (removing its files) when our end
  * of its stdin closes, so even a crashed benchmark leaves no holder behind.
+ * With launched, it runs under a launcher of its own (`sh`, which waits for
+ * it, in a new session without a controlling terminal, as a tool or an IDE
+ * that spawned a CLI is): child is then the launcher, whose SIGKILL leaves
+ * the CLI an orphan, and killGroup(child) ends both.
  */
-export function startHolder(copilotBin, stateDir, sessionId, { old = false } = {}) {
+export function startHolder(copilotBin, stateDir, sessionId, { old = false, launched = false } = {}) {
   const args = ['--state-dir', stateDir, '--session', sessionId, '--exit-on-eof'];
   if (old) args.push('--old');
-  const child = spawnTracked(copilotBin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Node closes a child's stdin when it exits, which would end a launched
+  // CLI with its launcher: that CLI reads a pipe on the launcher's fd 3
+  // instead, which stays open while the benchmark runs.
+  const child = launched
+    ? spawnTracked('sh', ['-c', '"$0" "$@" <&3 3<&-; true', copilotBin, ...args], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], group: true })
+    : spawnTracked(copilotBin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -77,7 +86,7 @@ export function startHolder(copilotBin, stateDir, sessionId, { old = false } = {
       const m = /ready (\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, pid: Number(m[1]), sessionId, old });
+        resolve({ child, pid: Number(m[1]), sessionId, old, launched });
       }
     });
     child.stderr.on('data', (d) => (err += d));

@@ -84,7 +84,7 @@ func sessionName(i int) string {
 	return string(b)
 }
 
-// BenchmarkIdleRSS1000 reports the server's resident memory (goal: <= 20
+// BenchmarkIdleRSS1000 reports the server's resident memory (goal: <= 24
 // MiB) after it has listed 1,000 sessions and is idle, watching them.
 // Linux only: it reads /proc/<pid>/status.
 func BenchmarkIdleRSS1000(b *testing.B) {

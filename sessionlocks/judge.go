@@ -128,6 +128,9 @@ const judgeBatch = 4096
 // in batches on every core: 100,000 dead locks never exist as 100,000
 // holders at once.
 func (e *Engine) walk(id string, s *dirSnapshot, o judgeOpts, cached bool, visit func(Holder) bool) {
+	if len(s.files) == 0 {
+		return // most sessions: no directory to open
+	}
 	dir := filepath.Join(e.dir, id)
 	st := openDirStat(dir)
 	defer st.close()

@@ -31,9 +31,6 @@ type ClientOptions struct {
 	OnNotification func(method string, params json.RawMessage)
 	// Trace, if set, sees every message body read (in) or written.
 	Trace func(in bool, body []byte)
-	// WrapPipes, if set, lets DialCommand's caller interpose on the child's
-	// stdout and stdin (the REPL's .trace shows the raw frames this way).
-	WrapPipes func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser)
 	// Logger receives warnings about unexpected input; nil means slog.Default().
 	Logger *slog.Logger
 	// OnLateAnswer, if set, receives the answer to a call whose ctx ended
@@ -139,13 +136,10 @@ func (c *Client) received(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 	}
 }
 
-// ErrClosed is returned by calls on a closed connection.
-var ErrClosed = jsonrpc2.ErrClosed
-
 // Call sends a request and waits for its answer, which it decodes into
 // result (a pointer, or nil to discard it; *json.RawMessage keeps it raw).
 // params may be nil (no params member), a struct, a map or a json.RawMessage.
-// An error answer is returned as *Error; a closed connection as ErrClosed.
+// An error answer is returned as *Error; a closed connection as jsonrpc2.ErrClosed.
 // When ctx ends first, Call sends $/cancelRequest for the request and
 // returns ctx.Err(); the server's answer, when it comes, goes to
 // ClientOptions.OnLateAnswer.
@@ -156,7 +150,9 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	c.mu.Unlock()
 	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
-		c.forget(id)
+		c.mu.Lock()
+		delete(c.calls, id)
+		c.mu.Unlock()
 		return err
 	}
 	if err := w.Wait(ctx, result); ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
@@ -177,12 +173,6 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	return ctx.Err()
 }
 
-func (c *Client) forget(id jsonrpc2.ID) {
-	c.mu.Lock()
-	delete(c.calls, id)
-	c.mu.Unlock()
-}
-
 // Notify sends a notification.
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	return c.conn.Notify(ctx, method, params)
@@ -191,7 +181,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 // Done is closed when the connection is closed, by either side.
 func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
 
-// Close closes the connection; calls in flight fail with ErrClosed. For a
+// Close closes the connection; calls in flight fail with jsonrpc2.ErrClosed. For a
 // child started with DialCommand this closes its stdin, which makes `serve`
 // exit.
 func (c *Client) Close() error {
@@ -219,12 +209,7 @@ func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	var r io.ReadCloser = stdout
-	var w io.WriteCloser = stdin
-	if opts.WrapPipes != nil {
-		r, w = opts.WrapPipes(stdout, stdin)
-	}
-	return NewClient(ReadWriteCloser(r, w), opts), nil
+	return NewClient(ReadWriteCloser(stdout, stdin), opts), nil
 }
 
 // ReadWriteCloser joins a reader and a writer into one stream; Close closes

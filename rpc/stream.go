@@ -58,7 +58,10 @@ type Stream struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	broken     chan struct{} // closed when a write fails: the peer stopped reading for good
+	// broken is closed once a write has failed (the peer closed its end of
+	// the output, EPIPE), brokenErr set before: a server then has no one
+	// to answer and stops, as it does when its input ends.
+	broken     chan struct{}
 	brokenOnce sync.Once
 	brokenErr  error
 
@@ -189,16 +192,6 @@ func (s *Stream) WriteObject(obj any) error {
 	return s.writeFrame(data)
 }
 
-// Framing returns the framing in use, FramingAuto until it is detected.
-func (s *Stream) Framing() Framing {
-	select {
-	case <-s.detected:
-		return s.wframe
-	default:
-		return FramingAuto
-	}
-}
-
 func (s *Stream) setFraming(f Framing) {
 	s.rframe = f
 	s.wframe = f
@@ -235,21 +228,6 @@ func (s *Stream) writeFrame(data []byte) error {
 		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
 	}
 	return err
-}
-
-// Broken is closed once a write has failed (the peer closed its end of the
-// output, EPIPE): a server then has no one to answer and stops, as it
-// does when its input ends.
-func (s *Stream) Broken() <-chan struct{} { return s.broken }
-
-// BrokenErr is the write error that closed Broken.
-func (s *Stream) BrokenErr() error {
-	select {
-	case <-s.broken:
-		return s.brokenErr
-	default:
-		return nil
-	}
 }
 
 // Close closes the underlying byte stream; pending writes fail.

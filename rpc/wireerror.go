@@ -14,7 +14,7 @@ import (
 
 // toWireError maps an engine error onto a JSON-RPC error, or returns nil
 // when it is none the protocol names (the caller answers -32603).
-func toWireError(err error) error {
+func toWireError(err error) *Error {
 	var (
 		je  *Error
 		ide *sessionlocks.IDError
@@ -25,7 +25,7 @@ func toWireError(err error) error {
 	)
 	switch {
 	case errors.As(err, &je):
-		return err
+		return je
 	case errors.As(err, &ide):
 		return paramsError("", "%s", ide.Error())
 	case errors.As(err, &nfe):

@@ -110,10 +110,8 @@ func (r *repl) closeLine() {
 	if r.o.HistoryFile == "" {
 		return
 	}
+	os.MkdirAll(filepath.Dir(r.o.HistoryFile), 0o700) // the error is OpenFile's to say
 	f, err := os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(r.o.HistoryFile), 0o700) == nil {
-		f, err = os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	}
 	if err != nil {
 		warn(r.o.Err, "sessionlocks repl: history:", err)
 		return

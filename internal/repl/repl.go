@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) int {
 		}
 	}
 	if o.Interactive {
-		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.stateDir())) +
+		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.dir)) +
 			".help lists methods and commands; Tab completes; Ctrl-D quits.\n")
 	}
 

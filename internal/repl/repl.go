@@ -108,10 +108,8 @@ func Run(ctx context.Context, o Options) int {
 		return 1
 	}
 	r.trace.Store(o.Trace)
-	for _, l := range strings.Split(strings.TrimSuffix(o.Banner, "\n"), "\n") {
-		if l != "" {
-			r.out.print(r.out.line("", l))
-		}
+	for l := range strings.Lines(o.Banner) {
+		r.out.print(r.out.line("", strings.TrimSuffix(l, "\n")))
 	}
 	if o.Interactive {
 		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.dir)) +

@@ -46,14 +46,14 @@ type StreamOptions struct {
 // stream itself fails or ends; malformed, oversize or invalid messages are
 // answered here (on the server end) and reading goes on.
 type Stream struct {
-	rwc    io.ReadWriteCloser
-	in     frameReader
-	opts   StreamOptions
-	log    *slog.Logger
-	rframe Framing // the reader's view, set once detected
-
-	detected  chan struct{} // closed once wframe is set
-	wframe    Framing
+	rwc  io.ReadWriteCloser
+	in   frameReader
+	opts StreamOptions
+	log  *slog.Logger
+	// framing is set once, by NewStream or by the reader when it detects
+	// it; writers read it after detected is closed.
+	framing   Framing
+	detected  chan struct{}
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -141,7 +141,7 @@ func (s *Stream) readFrame() ([]byte, error) {
 	if s.in.pending != nil {
 		return nil, s.in.pending
 	}
-	if s.rframe == FramingAuto {
+	if s.framing == FramingAuto {
 		for {
 			b, err := s.in.r.ReadByte()
 			if err != nil {
@@ -154,12 +154,12 @@ func (s *Stream) readFrame() ([]byte, error) {
 				} else {
 					s.setFraming(FramingHeader)
 				}
-				s.log.Debug("framing detected", "framing", s.rframe.String())
+				s.log.Debug("framing detected", "framing", s.framing.String())
 				break
 			}
 		}
 	}
-	if s.rframe == FramingLine {
+	if s.framing == FramingLine {
 		return s.in.readLine()
 	}
 	return s.in.readHeaderFrame()
@@ -193,8 +193,7 @@ func (s *Stream) WriteObject(obj any) error {
 }
 
 func (s *Stream) setFraming(f Framing) {
-	s.rframe = f
-	s.wframe = f
+	s.framing = f
 	close(s.detected)
 }
 
@@ -214,7 +213,7 @@ func (s *Stream) writeFrame(data []byte) error {
 	default:
 	}
 	var b []byte
-	if s.wframe == FramingHeader {
+	if s.framing == FramingHeader {
 		b = append(appendHeader(make([]byte, 0, len(data)+32), len(data)), data...)
 	} else {
 		b = append(data, '\n')

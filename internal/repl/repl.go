@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/peterh/liner"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/copilot-ide/sessionlocks/rpc"
 )
@@ -232,7 +233,7 @@ func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 		r.out.print(r.out.line(sgrDim, "("+took+")"))
 	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
 		r.fail("interrupted after " + took + "; sent $/cancelRequest (the server's answer shows here when it comes)")
-	case r.srv.closed():
+	case errors.Is(err, jsonrpc2.ErrClosed):
 		r.fail("error: connection to sessionlocks serve lost")
 	default:
 		r.fail("error: " + err.Error())

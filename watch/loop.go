@@ -30,14 +30,13 @@ type loop struct {
 	flushT     *time.Timer      // stopped while no flush is due
 	flushC     <-chan time.Time // flushT.C, nil while no flush is due
 
-	procs    map[int]*proc        // processes watched for their exit, by pid
-	ofSess   map[string][]int     // the pids in procs each session references
-	settle   map[string]time.Time // when each session's starting holders leave their settle window
-	settleT  *time.Timer          // as flushT, for the earliest settle end
-	settleC  <-chan time.Time
-	settleAt time.Time // when settleT fires; zero while it is stopped
-	exits    chan int
-	ex       exitWatcher
+	procs   map[int]*proc        // processes watched for their exit, by pid
+	ofSess  map[string][]int     // the pids in procs each session references
+	settle  map[string]time.Time // when each session's starting holders leave their settle window
+	settleT *time.Timer          // as flushT, for the earliest settle end
+	settleC <-chan time.Time
+	exits   chan int
+	ex      exitWatcher
 
 	tick *time.Ticker // poll mode: the listing; notify mode: the state dir's identity; both: polled processes
 }
@@ -119,7 +118,7 @@ func (l *loop) run(ctx context.Context) error {
 			}
 			l.flush(ctx, true)
 		case <-l.settleC:
-			l.settleC, l.settleAt = nil, time.Time{}
+			l.settleC = nil
 			l.settleDue()
 		case <-l.tick.C:
 			l.onTick()
@@ -181,14 +180,12 @@ func (l *loop) setTimers() {
 			next = t
 		}
 	}
-	switch {
-	case next.Equal(l.settleAt):
-	case next.IsZero():
+	if next.IsZero() {
 		l.settleT.Stop()
-		l.settleC, l.settleAt = nil, time.Time{}
-	default:
+		l.settleC = nil
+	} else {
 		l.settleT.Reset(time.Until(next))
-		l.settleC, l.settleAt = l.settleT.C, next
+		l.settleC = l.settleT.C
 	}
 }
 

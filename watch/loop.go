@@ -31,7 +31,6 @@ type loop struct {
 	flushC     <-chan time.Time // flushT.C, nil while no flush is due
 
 	procs   map[int]*proc        // processes watched for their exit, by pid
-	ofSess  map[string][]int     // the pids in procs each session references
 	settle  map[string]time.Time // when each session's starting holders leave their settle window
 	settleT *time.Timer          // as flushT, for the earliest settle end
 	settleC <-chan time.Time
@@ -51,7 +50,6 @@ func newLoop(w *Watcher, notify func(Change)) *loop {
 		last:    map[string]sessionlocks.Session{},
 		dirty:   map[string]bool{},
 		procs:   map[int]*proc{},
-		ofSess:  map[string][]int{},
 		settle:  map[string]time.Time{},
 		exits:   make(chan int, 64),
 		flushT:  time.NewTimer(time.Hour),

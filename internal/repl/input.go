@@ -152,11 +152,8 @@ func (r *repl) complete(line string, pos int) (head string, completions []string
 			return head, nil, tail
 		}
 		// ids=a,b,<Tab>: complete the last element.
-		done := ""
-		if i := strings.LastIndex(value, ","); i >= 0 {
-			done, value = value[:i+1], value[i+1:]
-		}
-		return head, withPrefix(r.answers.knownIDs(), value, key+"="+done), tail
+		i := strings.LastIndex(value, ",") + 1
+		return head, withPrefix(r.answers.knownIDs(), value[i:], key+"="+value[:i]), tail
 	}
 	used := map[string]bool{}
 	for _, f := range fields[1:] {

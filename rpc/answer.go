@@ -92,7 +92,7 @@ func wireErr(ctx context.Context, err error) *Error {
 		return newError(CodeRequestCancelled, "request cancelled", nil)
 	}
 	if we := toWireError(err); we != nil {
-		return we.(*Error)
+		return we
 	}
 	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
-	"sync"
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -31,17 +30,13 @@ type ClientOptions struct {
 	OnNotification func(method string, params json.RawMessage)
 	// Trace, if set, sees every message body read (in) or written.
 	Trace func(in bool, body []byte)
-	// WrapPipes, if set, lets DialCommand's caller interpose on the child's
-	// stdout and stdin (the REPL's .trace shows the raw frames this way).
-	WrapPipes func(stdout io.ReadCloser, stdin io.WriteCloser) (io.ReadCloser, io.WriteCloser)
 	// Logger receives warnings about unexpected input; nil means slog.Default().
 	Logger *slog.Logger
 	// OnLateAnswer, if set, receives the answer to a call whose ctx ended
 	// before it came (Call had returned ctx.Err()): -32800 when the request
 	// had done nothing, its result when it had already begun to act (a
 	// forceResume or reclaimStale then finishes and says what it did).
-	// Without it such an answer is logged, never dropped unseen. It runs on
-	// the read loop.
+	// Without it such an answer is logged, never dropped unseen.
 	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
@@ -55,10 +50,6 @@ type Client struct {
 	log    *slog.Logger
 	onLate func(method string, result json.RawMessage, err *Error)
 	nextID atomic.Uint64
-
-	mu    sync.Mutex
-	calls map[jsonrpc2.ID]string // calls not yet answered: their method
-	late  map[jsonrpc2.ID]bool   // those of them given up on (ctx ended)
 }
 
 // NewClient returns a client over rwc (for example a child's stdout and
@@ -84,11 +75,9 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 		}),
 		log:    log,
 		onLate: opts.OnLateAnswer,
-		calls:  map[jsonrpc2.ID]string{},
-		late:   map[jsonrpc2.ID]bool{},
 	}
 	c.conn = jsonrpc2.NewConn(context.Background(), c.stream, clientHandler(opts.OnNotification),
-		jsonrpc2.OnRecv(c.received), jsonrpc2.SetLogger(connLog{c.stream}))
+		jsonrpc2.SetLogger(connLog{c.stream}))
 	return c
 }
 
@@ -110,77 +99,44 @@ func (h clientHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 	}
 }
 
-// received sees every answer before the Conn hands it to its call: one to a
-// call given up on goes to OnLateAnswer.
-func (c *Client) received(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
-	if resp == nil {
-		return
-	}
-	c.mu.Lock()
-	method := c.calls[resp.ID]
-	late := c.late[resp.ID]
-	delete(c.calls, resp.ID)
-	delete(c.late, resp.ID)
-	c.mu.Unlock()
-	if !late {
-		return
-	}
-	var result json.RawMessage
-	if resp.Result != nil {
-		result = *resp.Result
-	}
-	switch {
-	case c.onLate != nil:
-		c.onLate(method, result, resp.Error)
-	case resp.Error != nil:
-		c.log.Info("late answer to a cancelled call", "method", method, "code", resp.Error.Code, "message", resp.Error.Message)
-	default:
-		c.log.Warn("late answer to a cancelled call: it had already acted", "method", method, "result", string(result))
-	}
-}
-
-// ErrClosed is returned by calls on a closed connection.
-var ErrClosed = jsonrpc2.ErrClosed
-
 // Call sends a request and waits for its answer, which it decodes into
 // result (a pointer, or nil to discard it; *json.RawMessage keeps it raw).
 // params may be nil (no params member), a struct, a map or a json.RawMessage.
-// An error answer is returned as *Error; a closed connection as ErrClosed.
+// An error answer is returned as *Error; a closed connection as jsonrpc2.ErrClosed.
 // When ctx ends first, Call sends $/cancelRequest for the request and
 // returns ctx.Err(); the server's answer, when it comes, goes to
 // ClientOptions.OnLateAnswer.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
-	c.mu.Lock()
-	c.calls[id] = method
-	c.mu.Unlock()
 	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
-		c.forget(id)
 		return err
 	}
 	if err := w.Wait(ctx, result); ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 		return err
 	}
-	c.mu.Lock()
-	_, waiting := c.calls[id]
-	if waiting {
-		c.late[id] = true
-	}
-	c.mu.Unlock()
-	if !waiting {
-		// The answer came as ctx ended: it is the call's.
-		return w.Wait(context.Background(), result)
-	}
 	// The server is told, and its answer still comes: to OnLateAnswer.
 	c.Notify(context.Background(), NotifyCancelRequest, CancelParams{ID: json.RawMessage(id.String())})
+	go c.late(method, w)
 	return ctx.Err()
 }
 
-func (c *Client) forget(id jsonrpc2.ID) {
-	c.mu.Lock()
-	delete(c.calls, id)
-	c.mu.Unlock()
+// late waits for the answer to a call given up on and hands it on; the
+// connection's end answers it with ErrClosed, which is not handed on.
+func (c *Client) late(method string, w jsonrpc2.Waiter) {
+	var result json.RawMessage
+	err := w.Wait(context.Background(), &result)
+	var e *Error
+	switch {
+	case errors.Is(err, jsonrpc2.ErrClosed):
+	case c.onLate != nil:
+		errors.As(err, &e)
+		c.onLate(method, result, e)
+	case errors.As(err, &e):
+		c.log.Info("late answer to a cancelled call", "method", method, "code", e.Code, "message", e.Message)
+	default:
+		c.log.Warn("late answer to a cancelled call: it had already acted", "method", method, "result", string(result))
+	}
 }
 
 // Notify sends a notification.
@@ -191,7 +147,7 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 // Done is closed when the connection is closed, by either side.
 func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
 
-// Close closes the connection; calls in flight fail with ErrClosed. For a
+// Close closes the connection; calls in flight fail with jsonrpc2.ErrClosed. For a
 // child started with DialCommand this closes its stdin, which makes `serve`
 // exit.
 func (c *Client) Close() error {
@@ -219,12 +175,7 @@ func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
-	var r io.ReadCloser = stdout
-	var w io.WriteCloser = stdin
-	if opts.WrapPipes != nil {
-		r, w = opts.WrapPipes(stdout, stdin)
-	}
-	return NewClient(ReadWriteCloser(r, w), opts), nil
+	return NewClient(ReadWriteCloser(stdout, stdin), opts), nil
 }
 
 // ReadWriteCloser joins a reader and a writer into one stream; Close closes

@@ -72,7 +72,10 @@ func wireHolders(hs []sessionlocks.Holder) []Holder {
 	return out
 }
 
-func wireSession(s sessionlocks.Session) Session {
+// WireSession is s as the protocol gives it (listSessions, canResume): the
+// CLI's `list --json` and `explain --json` print it, so that a script reads
+// what the IDE reads.
+func WireSession(s sessionlocks.Session) Session {
 	return Session{
 		ID:             s.ID,
 		Dir:            s.Dir,
@@ -94,15 +97,10 @@ func wireSession(s sessionlocks.Session) Session {
 func wireSessions(ss []sessionlocks.Session) []Session {
 	out := make([]Session, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, wireSession(s))
+		out = append(out, WireSession(s))
 	}
 	return out
 }
-
-// WireSession is s as the protocol gives it (listSessions, canResume): the
-// CLI's `list --json` and `explain --json` print it, so that a script reads
-// what the IDE reads.
-func WireSession(s sessionlocks.Session) Session { return wireSession(s) }
 
 // wireCanResume is canResume's answer for a session judged afresh.
 func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
@@ -154,7 +152,7 @@ func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
 		Killed:         r.Killed,
 		NotSignalled:   make([]NotSignalled, 0, len(r.NotSignalled)),
 		Failed:         make([]ReclaimFailure, 0, len(r.Failed)),
-		Session:        wireSession(r.Session),
+		Session:        WireSession(r.Session),
 	}
 	for _, n := range r.NotSignalled {
 		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})

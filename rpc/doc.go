@@ -5,6 +5,6 @@
 // never parses (stream.go, framing.go, validate.go); the server the IDE
 // spawns over stdio (server.go, dispatch.go, answer.go, methods.go,
 // params.go), with the mapping of engine types to wire types (convert.go,
-// message.go, wireerror.go); and a client for `sessionlocks call`, the REPL
-// and tests (client.go).
+// wireerror.go); and a client for `sessionlocks call`, the REPL and tests
+// (client.go).
 package rpc

@@ -25,10 +25,6 @@ const (
 	SessionStale SessionState = "stale"
 )
 
-// SessionStates lists every SessionState; a test keeps it in step with the
-// enum tag on Session.State.
-var SessionStates = []SessionState{SessionFree, SessionInUse, SessionUnknown, SessionStale}
-
 // Verdict is the judgement on one lock holder.
 type Verdict string
 
@@ -42,22 +38,10 @@ const (
 	VerdictUnknown Verdict = "unknown"
 )
 
-// Verdicts lists every Verdict.
-var Verdicts = []Verdict{VerdictLive, VerdictStale, VerdictUnknown}
-
-// Reason names the rule that produced a verdict. The values are the engine's
-// (sessionlocks.AllReasons); a test keeps the two in step.
+// Reason names the rule that produced a verdict: one of the engine's
+// (sessionlocks.AllReasons), in the order the rules are documented; a test
+// keeps Holder.Reason's enum tag in step with them.
 type Reason string
-
-// Reasons lists every Reason, in the order the rules are documented: live
-// ones (hold-locked, verified, starting), stale ones (hold-released,
-// process-exited, pid-reused, predates-boot), unknown ones (unverified,
-// unprobeable).
-var Reasons = []Reason{
-	"hold-locked", "verified", "starting",
-	"hold-released", "process-exited", "pid-reused", "predates-boot",
-	"unverified", "unprobeable",
-}
 
 // Process is what is known about the process a lock names.
 type Process struct {

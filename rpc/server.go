@@ -19,17 +19,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Engine is what the server uses of a *sessionlocks.Engine.
-type Engine interface {
-	Status() sessionlocks.Status
-	Resolve(id string) (string, error)
-	List(ctx context.Context, opts sessionlocks.ListOptions) ([]sessionlocks.Session, error)
-	Judge(ctx context.Context, id string) (sessionlocks.Session, error)
-	Invalidate(ids ...string)
-	Reclaim(ctx context.Context, opts sessionlocks.ReclaimOptions) (sessionlocks.ReclaimResult, error)
-	Force(ctx context.Context, id string, opts sessionlocks.ForceOptions) (sessionlocks.ForceResult, error)
-}
-
 // Watcher is what the server uses of a *watch.Watcher.
 type Watcher interface {
 	Run(ctx context.Context, notify func(watch.Change)) error
@@ -39,15 +28,12 @@ type Watcher interface {
 	Started() <-chan struct{}
 }
 
-var (
-	_ Engine  = (*sessionlocks.Engine)(nil)
-	_ Watcher = (*watch.Watcher)(nil)
-)
+var _ Watcher = (*watch.Watcher)(nil)
 
 // Options configure a Server.
 type Options struct {
 	// Engine answers every method; required.
-	Engine Engine
+	Engine *sessionlocks.Engine
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
 	Watcher Watcher
@@ -77,7 +63,7 @@ type Options struct {
 // Server answers JSON-RPC requests about one state directory.
 type Server struct {
 	opts     Options
-	engine   Engine
+	engine   *sessionlocks.Engine
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
@@ -119,7 +105,7 @@ func (s *Server) awaitWatched(ctx context.Context) error {
 
 // NewServer returns a server; it serves nothing until Serve.
 func NewServer(opts Options) *Server {
-	if e, ok := opts.Engine.(*sessionlocks.Engine); opts.Engine == nil || ok && e == nil {
+	if opts.Engine == nil {
 		panic("rpc.NewServer: Options.Engine is nil")
 	}
 	if opts.Logger == nil {
@@ -178,8 +164,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	select {
 	case <-conn.DisconnectNotify():
 		s.log.Debug("input closed")
-	case <-stream.Broken():
-		s.log.Info("output closed; nobody reads the answers any more", "error", stream.BrokenErr())
+	case <-stream.broken:
+		s.log.Info("output closed; nobody reads the answers any more", "error", stream.brokenErr)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

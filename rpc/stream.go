@@ -46,19 +46,22 @@ type StreamOptions struct {
 // stream itself fails or ends; malformed, oversize or invalid messages are
 // answered here (on the server end) and reading goes on.
 type Stream struct {
-	rwc    io.ReadWriteCloser
-	in     frameReader
-	opts   StreamOptions
-	log    *slog.Logger
-	rframe Framing // the reader's view, set once detected
-
-	detected  chan struct{} // closed once wframe is set
-	wframe    Framing
+	rwc  io.ReadWriteCloser
+	in   frameReader
+	opts StreamOptions
+	log  *slog.Logger
+	// framing is set once, by NewStream or by the reader when it detects
+	// it; writers read it after detected is closed.
+	framing   Framing
+	detected  chan struct{}
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
 
-	broken     chan struct{} // closed when a write fails: the peer stopped reading for good
+	// broken is closed once a write has failed (the peer closed its end of
+	// the output, EPIPE), brokenErr set before: a server then has no one
+	// to answer and stops, as it does when its input ends.
+	broken     chan struct{}
 	brokenOnce sync.Once
 	brokenErr  error
 
@@ -138,7 +141,7 @@ func (s *Stream) readFrame() ([]byte, error) {
 	if s.in.pending != nil {
 		return nil, s.in.pending
 	}
-	if s.rframe == FramingAuto {
+	if s.framing == FramingAuto {
 		for {
 			b, err := s.in.r.ReadByte()
 			if err != nil {
@@ -151,12 +154,12 @@ func (s *Stream) readFrame() ([]byte, error) {
 				} else {
 					s.setFraming(FramingHeader)
 				}
-				s.log.Debug("framing detected", "framing", s.rframe.String())
+				s.log.Debug("framing detected", "framing", s.framing.String())
 				break
 			}
 		}
 	}
-	if s.rframe == FramingLine {
+	if s.framing == FramingLine {
 		return s.in.readLine()
 	}
 	return s.in.readHeaderFrame()
@@ -189,19 +192,8 @@ func (s *Stream) WriteObject(obj any) error {
 	return s.writeFrame(data)
 }
 
-// Framing returns the framing in use, FramingAuto until it is detected.
-func (s *Stream) Framing() Framing {
-	select {
-	case <-s.detected:
-		return s.wframe
-	default:
-		return FramingAuto
-	}
-}
-
 func (s *Stream) setFraming(f Framing) {
-	s.rframe = f
-	s.wframe = f
+	s.framing = f
 	close(s.detected)
 }
 
@@ -221,7 +213,7 @@ func (s *Stream) writeFrame(data []byte) error {
 	default:
 	}
 	var b []byte
-	if s.wframe == FramingHeader {
+	if s.framing == FramingHeader {
 		b = append(appendHeader(make([]byte, 0, len(data)+32), len(data)), data...)
 	} else {
 		b = append(data, '\n')
@@ -235,21 +227,6 @@ func (s *Stream) writeFrame(data []byte) error {
 		s.brokenOnce.Do(func() { s.brokenErr = err; close(s.broken) })
 	}
 	return err
-}
-
-// Broken is closed once a write has failed (the peer closed its end of the
-// output, EPIPE): a server then has no one to answer and stops, as it
-// does when its input ends.
-func (s *Stream) Broken() <-chan struct{} { return s.broken }
-
-// BrokenErr is the write error that closed Broken.
-func (s *Stream) BrokenErr() error {
-	select {
-	case <-s.broken:
-		return s.brokenErr
-	default:
-		return nil
-	}
 }
 
 // Close closes the underlying byte stream; pending writes fail.

@@ -86,7 +86,7 @@ func TestStreamFramingDetection(t *testing.T) {
 		s := NewStream(ReadWriteCloser(io.NopCloser(strings.NewReader(c.in)), &syncbuf.Buffer{}), StreamOptions{Logger: discardLog})
 		var v json.RawMessage
 		s.ReadObject(&v)
-		if got := s.Framing(); got != c.want {
+		if got := s.framing; got != c.want {
 			t.Errorf("%q: framing %v, want %v", c.in, got, c.want)
 		}
 	}

@@ -38,7 +38,7 @@ func (s *Stream) check(body []byte) error {
 			if se != nil {
 				msg = fmt.Sprintf("parse error at byte %d: %v", se.Offset, err)
 			}
-			if s.rframe == FramingLine && strings.Contains(err.Error(), "unexpected end of JSON input") {
+			if s.framing == FramingLine && strings.Contains(err.Error(), "unexpected end of JSON input") {
 				msg += " (with newline-delimited JSON each message must be on a single line)"
 			}
 			return &wireError{code: CodeParseError, msg: msg}

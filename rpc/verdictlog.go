@@ -33,10 +33,7 @@ func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
 		log.Info(msg, "session", s.ID, "state", s.State)
 		return
 	}
-	for i, h := range s.Holders {
-		if i == maxLoggedHolders {
-			break
-		}
+	for _, h := range s.Holders[:min(len(s.Holders), maxLoggedHolders)] {
 		log.Info(msg, "session", s.ID, "state", s.State, "pid", h.PID, "verdict", h.Verdict, "reason", h.Reason, "detail", h.Detail)
 	}
 	if more := len(s.Holders) - maxLoggedHolders + s.HoldersOmitted; more > 0 {
@@ -93,14 +90,9 @@ func (v *verdictLog) change(c watch.Change) {
 // signature names a session's state and its first holders' verdicts, and
 // counts the rest: bounded, whatever the session holds.
 func signature(s sessionlocks.Session) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %d+%d", s.State, len(s.Holders), s.HoldersOmitted)
-	for i, h := range s.Holders {
-		if i == maxLoggedHolders {
-			fmt.Fprintf(&b, " %s", verdictCounts(s.Holders))
-			break
-		}
-		fmt.Fprintf(&b, " %d/%s/%s", h.PID, h.Verdict, h.Reason)
+	sig := fmt.Sprintf("%s %d+%d %s", s.State, len(s.Holders), s.HoldersOmitted, verdictCounts(s.Holders))
+	for _, h := range s.Holders[:min(len(s.Holders), maxLoggedHolders)] {
+		sig += fmt.Sprintf(" %d/%s/%s", h.PID, h.Verdict, h.Reason)
 	}
-	return b.String()
+	return sig
 }

@@ -14,10 +14,9 @@ import (
 
 // toWireError maps an engine error onto a JSON-RPC error, or returns nil
 // when it is none the protocol names (the caller answers -32603).
-func toWireError(err error) error {
+func toWireError(err error) *Error {
 	var (
 		je  *Error
-		ide *sessionlocks.IDError
 		nfe *sessionlocks.NotFoundError
 		sde *sessionlocks.StateDirError
 		fe  *sessionlocks.FileError
@@ -25,18 +24,14 @@ func toWireError(err error) error {
 	)
 	switch {
 	case errors.As(err, &je):
-		return err
-	case errors.As(err, &ide):
-		return paramsError("", "%s", ide.Error())
+		return je
+	case errors.Is(err, sessionlocks.ErrInvalidID): // an *IDError says why
+		return paramsError("", "%s", err.Error())
 	case errors.As(err, &nfe):
 		return newError(CodeSessionNotFound, err.Error(), &ErrorData{SessionID: nfe.ID, StateDir: nfe.Dir})
-	case errors.Is(err, sessionlocks.ErrNotFound):
-		return newError(CodeSessionNotFound, err.Error(), nil)
 	case errors.As(err, &sde):
 		cause := osError(sde.Err)
 		return newError(CodeStateDir, fmt.Sprintf("state directory %s unreadable: %s", sde.Path, cause), &ErrorData{Path: sde.Path, Error: cause})
-	case errors.Is(err, sessionlocks.ErrStateDir):
-		return newError(CodeStateDir, err.Error(), nil)
 	case errors.As(err, &fe):
 		cause := osError(fe.Err)
 		return newError(CodeFileOp, fmt.Sprintf("%s %s: %s", fe.Op, fe.Path, cause), &ErrorData{Path: fe.Path, Op: fe.Op, Error: cause})
@@ -46,8 +41,6 @@ func toWireError(err error) error {
 		e := &Error{Code: CodeSessionChanged, Message: "session changed: " + ce.Session.Message(time.Now()) + " Nothing was done; ask again with the answer in data."}
 		e.SetError(wireCanResume(ce.Session, time.Now()))
 		return e
-	case errors.Is(err, sessionlocks.ErrInvalidID):
-		return paramsError("", "%s", err.Error())
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package watch
 
-// Awaiting processes' exits: the interface each OS implements.
+// Awaiting processes' exits: the interface each OS implements, and the
+// bookkeeping of the waits under way that they share.
 
 import (
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -35,3 +37,83 @@ type unsupportedWatcher struct{}
 func (unsupportedWatcher) add(int, time.Time) error { return errUnsupported }
 func (unsupportedWatcher) remove(int)               {}
 func (unsupportedWatcher) close()                   {}
+
+// waits are the exits awaited, by pid, each with the function that cancels
+// its wait (closing or signalling the system's handle), and the channel the
+// exits are sent on. Every cancel runs under mu, once, and only while its
+// wait is recorded: the handle it touches is still open then.
+type waits struct {
+	exits chan<- int
+	done  chan struct{} // closed by close: no exit is sent after
+	mu    sync.Mutex
+	by    map[int]*wait // nil once closed
+}
+
+// A wait is one process awaited.
+type wait struct{ cancel func() }
+
+func newWaits(exits chan<- int) *waits {
+	return &waits{exits: exits, done: make(chan struct{}), by: map[int]*wait{}}
+}
+
+// start records a wait for pid that cancel cancels; once closed it refuses.
+// A wait recorded for pid already is cancelled: the pid names another
+// process now.
+func (w *waits) start(pid int, cancel func()) (*wait, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		return nil, errUnsupported
+	}
+	if old := w.by[pid]; old != nil {
+		old.cancel()
+	}
+	x := &wait{cancel}
+	w.by[pid] = x
+	return x, nil
+}
+
+// end forgets wait x for pid (nil: whichever is recorded) and reports
+// whether it was still recorded; if not, it was cancelled.
+func (w *waits) end(pid int, x *wait) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cur := w.by[pid]
+	if cur == nil || x != nil && cur != x {
+		return false
+	}
+	delete(w.by, pid)
+	return true
+}
+
+// send sends pid's exit, unless the watcher is closed.
+func (w *waits) send(pid int) {
+	select {
+	case w.exits <- pid:
+	case <-w.done:
+	}
+}
+
+// remove cancels the wait for pid, if any.
+func (w *waits) remove(pid int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x := w.by[pid]; x != nil {
+		delete(w.by, pid)
+		x.cancel()
+	}
+}
+
+// close cancels every wait; no exit is sent after.
+func (w *waits) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		return
+	}
+	close(w.done)
+	for _, x := range w.by {
+		x.cancel()
+	}
+	w.by = nil
+}

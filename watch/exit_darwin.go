@@ -4,7 +4,6 @@ package watch
 
 import (
 	"errors"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,13 +14,9 @@ import (
 // kqueueWatcher awaits exits with one kqueue: EVFILT_PROC NOTE_EXIT per
 // process, and an EVFILT_USER event that wakes the reader when closing.
 type kqueueWatcher struct {
+	*waits
 	kq    int
-	exits chan<- int
-	done  chan struct{}
 	ended chan struct{}
-
-	mu   sync.Mutex
-	pids map[int]bool
 }
 
 const wakeIdent = 1
@@ -38,20 +33,19 @@ func newExitWatcher(exits chan<- int) exitWatcher {
 		unix.Close(kq)
 		return unsupportedWatcher{}
 	}
-	w := &kqueueWatcher{kq: kq, exits: exits, done: make(chan struct{}), ended: make(chan struct{}), pids: map[int]bool{}}
+	w := &kqueueWatcher{waits: newWaits(exits), kq: kq, ended: make(chan struct{})}
 	go w.read()
 	return w
 }
 
 func (w *kqueueWatcher) add(pid int, start time.Time) error {
-	var ev [1]unix.Kevent_t
-	unix.SetKevent(&ev[0], pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
-	ev[0].Fflags = unix.NOTE_EXIT
-	w.mu.Lock()
-	w.pids[pid] = true
-	w.mu.Unlock()
-	if _, err := unix.Kevent(w.kq, ev[:], nil, nil); err != nil {
-		w.forget(pid)
+	// The cancel finds ENOENT once the event fired: nothing to undo.
+	x, err := w.start(pid, func() { w.kevent(pid, unix.EV_DELETE) })
+	if err != nil {
+		return err
+	}
+	if err := w.kevent(pid, unix.EV_ADD|unix.EV_ONESHOT); err != nil {
+		w.end(pid, x)
 		if errors.Is(err, unix.ESRCH) {
 			return errExited
 		}
@@ -65,21 +59,13 @@ func (w *kqueueWatcher) add(pid int, start time.Time) error {
 	return nil
 }
 
-func (w *kqueueWatcher) forget(pid int) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	had := w.pids[pid]
-	delete(w.pids, pid)
-	return had
-}
-
-func (w *kqueueWatcher) remove(pid int) {
-	if !w.forget(pid) {
-		return
-	}
+// kevent adds or deletes pid's EVFILT_PROC NOTE_EXIT event.
+func (w *kqueueWatcher) kevent(pid int, flags int) error {
 	var ev [1]unix.Kevent_t
-	unix.SetKevent(&ev[0], pid, unix.EVFILT_PROC, unix.EV_DELETE)
-	unix.Kevent(w.kq, ev[:], nil, nil) // ENOENT once it fired: nothing to undo
+	unix.SetKevent(&ev[0], pid, unix.EVFILT_PROC, flags)
+	ev[0].Fflags = unix.NOTE_EXIT
+	_, err := unix.Kevent(w.kq, ev[:], nil, nil)
+	return err
 }
 
 func (w *kqueueWatcher) read() {
@@ -97,17 +83,9 @@ func (w *kqueueWatcher) read() {
 			if ev.Filter == unix.EVFILT_USER {
 				return
 			}
-			if ev.Filter != unix.EVFILT_PROC || ev.Fflags&unix.NOTE_EXIT == 0 {
-				continue
-			}
 			pid := int(ev.Ident)
-			if !w.forget(pid) {
-				continue
-			}
-			select {
-			case w.exits <- pid:
-			case <-w.done:
-				return
+			if ev.Filter == unix.EVFILT_PROC && ev.Fflags&unix.NOTE_EXIT != 0 && w.end(pid, nil) {
+				w.send(pid)
 			}
 		}
 	}
@@ -119,7 +97,7 @@ func (w *kqueueWatcher) close() {
 		return
 	default:
 	}
-	close(w.done)
+	w.waits.close()
 	var ev [1]unix.Kevent_t
 	unix.SetKevent(&ev[0], wakeIdent, unix.EVFILT_USER, 0)
 	ev[0].Fflags = unix.NOTE_TRIGGER

@@ -22,40 +22,43 @@ type loop struct {
 
 	last map[string]sessionlocks.Session // what was last pushed (or the baseline), by id
 
-	dirty      map[string]bool // sessions to list again; true: the session dir itself came or went
-	rescan     bool            // list every session
-	dropAll    bool            // and drop everything the engine keeps first: events were lost
-	firstDirty time.Time       // when the pending batch began
-	lastDirty  time.Time       // its latest event
-	flushT     *time.Timer
-	flushC     <-chan time.Time // nil while no flush is due
+	dirty      map[string]bool  // sessions to list again; true: the session dir itself came or went
+	rescan     bool             // list every session
+	dropAll    bool             // and drop everything the engine keeps first: events were lost
+	firstDirty time.Time        // when the pending batch began
+	lastDirty  time.Time        // its latest event
+	flushT     *time.Timer      // stopped while no flush is due
+	flushC     <-chan time.Time // flushT.C, nil while no flush is due
 
-	procs    map[int]*proc        // processes watched for their exit, by pid
-	ofSess   map[string][]int     // the pids in procs each session references
-	settle   map[string]time.Time // when each session's starting holders leave their settle window
-	settleT  *time.Timer
-	settleC  <-chan time.Time
-	settleAt time.Time // when settleT fires; zero while it is stopped
-	exits    chan int
-	ex       exitWatcher
+	procs   map[int]*proc        // processes watched for their exit, by pid
+	settle  map[string]time.Time // when each session's starting holders leave their settle window
+	settleT *time.Timer          // as flushT, for the earliest settle end
+	settleC <-chan time.Time
+	exits   chan int
+	ex      exitWatcher
 
 	tick *time.Ticker // poll mode: the listing; notify mode: the state dir's identity; both: polled processes
 }
 
 func newLoop(w *Watcher, notify func(Change)) *loop {
 	l := &loop{
-		w:      w,
-		e:      w.e,
-		notify: notify,
-		mode:   w.mode,
-		note:   w.note,
-		last:   map[string]sessionlocks.Session{},
-		dirty:  map[string]bool{},
-		procs:  map[int]*proc{},
-		ofSess: map[string][]int{},
-		settle: map[string]time.Time{},
-		exits:  make(chan int, 64),
+		w:       w,
+		e:       w.e,
+		notify:  notify,
+		mode:    w.mode,
+		note:    w.note,
+		last:    map[string]sessionlocks.Session{},
+		dirty:   map[string]bool{},
+		procs:   map[int]*proc{},
+		settle:  map[string]time.Time{},
+		exits:   make(chan int, 64),
+		flushT:  time.NewTimer(time.Hour),
+		settleT: time.NewTimer(time.Hour),
 	}
+	// Stopped until armed; since Go 1.23 a Reset never leaves a stale value
+	// in the channel.
+	l.flushT.Stop()
+	l.settleT.Stop()
 	l.ex = w.newExitWatcher(l.exits)
 	return l
 }
@@ -65,11 +68,8 @@ func (l *loop) close() {
 	if l.files != nil {
 		l.files.close()
 	}
-	for _, t := range []*time.Timer{l.flushT, l.settleT} {
-		if t != nil {
-			t.Stop()
-		}
-	}
+	l.flushT.Stop()
+	l.settleT.Stop()
 	if l.tick != nil {
 		l.tick.Stop()
 	}
@@ -116,7 +116,7 @@ func (l *loop) run(ctx context.Context) error {
 			}
 			l.flush(ctx, true)
 		case <-l.settleC:
-			l.settleC, l.settleAt = nil, time.Time{}
+			l.settleC = nil
 			l.settleDue()
 		case <-l.tick.C:
 			l.onTick()
@@ -178,19 +178,17 @@ func (l *loop) setTimers() {
 			next = t
 		}
 	}
-	switch {
-	case next.Equal(l.settleAt):
-	case next.IsZero():
+	if next.IsZero() {
 		l.settleT.Stop()
-		l.settleC, l.settleAt = nil, time.Time{}
-	default:
-		l.settleT = resetTimer(l.settleT, time.Until(next))
-		l.settleC, l.settleAt = l.settleT.C, next
+		l.settleC = nil
+	} else {
+		l.settleT.Reset(time.Until(next))
+		l.settleC = l.settleT.C
 	}
 }
 
 func (l *loop) armFlush(d time.Duration) {
-	l.flushT = resetTimer(l.flushT, d)
+	l.flushT.Reset(d)
 	l.flushC = l.flushT.C
 }
 
@@ -204,16 +202,6 @@ func (l *loop) holdOff(now time.Time) time.Duration {
 		return 0
 	}
 	return min(debounce-quiet, left)
-}
-
-// resetTimer (re)starts t to fire after d; since Go 1.23 Reset never leaves
-// a stale value in the channel.
-func resetTimer(t *time.Timer, d time.Duration) *time.Timer {
-	if t == nil {
-		return time.NewTimer(d)
-	}
-	t.Reset(d)
-	return t
 }
 
 // publish copies the loop's state into Stats.

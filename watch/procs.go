@@ -12,12 +12,12 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// proc is one process watched for its exit on behalf of sessions: a pid
-// and the start time that tells it from a later process given the same pid.
+// proc is one process watched for its exit on behalf of sessions: a pid's
+// start time tells it from a later process given the same pid.
 type proc struct {
-	start    time.Time       // zero when unknown: then it cannot be awaited
-	sessions map[string]bool // the sessions whose listing its exit can change
-	polled   bool            // not awaited: its sessions are listed again every tick
+	start    time.Time // zero when unknown: then it cannot be awaited
+	sessions []string  // the sessions whose listing its exit can change
+	polled   bool      // not awaited: its sessions are listed again every tick
 }
 
 // pidStart is a process as a listing names it.
@@ -44,97 +44,62 @@ func exitsOf(h sessionlocks.Holder) []pidStart {
 	return out
 }
 
-// track watches the processes s's holders name and schedules a listing for
-// when its starting holders leave their settle window: no file changes
-// when a "starting" lock becomes "hold-locked".
-func (l *loop) track(s sessionlocks.Session) {
-	var pids []int
-	var due time.Time
-	for _, h := range s.Holders {
-		if h.Reason == sessionlocks.ReasonStarting {
-			if t := h.LockWrittenAt.Add(l.w.settle + settleMargin); t.After(due) {
-				due = t
+// watchProcs watches the processes whose exit can change what is said of the
+// sessions last listed, and only those: made again from every listing, the
+// set never drifts from what the sessions name.
+func (l *loop) watchProcs() {
+	named := map[int]*proc{}
+	for id, s := range l.last {
+		for _, h := range s.Holders {
+			for _, ps := range exitsOf(h) {
+				p := named[ps.pid]
+				if p == nil {
+					p = &proc{start: ps.start}
+					named[ps.pid] = p
+				}
+				if !slices.Contains(p.sessions, id) {
+					p.sessions = append(p.sessions, id)
+				}
 			}
 		}
-		for _, ps := range exitsOf(h) {
-			if !slices.Contains(pids, ps.pid) {
-				pids = append(pids, ps.pid)
-				l.watchProc(ps, s.ID)
-			}
+	}
+	for pid, p := range l.procs {
+		// SameStart never matches a zero time, but a process examined
+		// neither time is still the same polled one.
+		if n := named[pid]; n == nil || !p.start.Equal(n.start) && !sessionlocks.SameStart(p.start, n.start) {
+			l.dropProc(pid) // gone from the listings, or the pid names another process now
 		}
 	}
-	l.untrack(s.ID, pids)
-	if pids != nil {
-		l.ofSess[s.ID] = pids
+	for pid, n := range named {
+		if p := l.procs[pid]; p != nil {
+			p.sessions = n.sessions
+			continue
+		}
+		l.procs[pid] = n
+		l.await(pid, n)
 	}
-	switch now := time.Now(); {
-	case due.IsZero():
-		delete(l.settle, s.ID)
-	case due.Before(now):
-		// Still starting past its window (a lock stamped in the future, or
-		// another machine's clock): look again in a while, not at once.
-		l.settle[s.ID] = now.Add(exitPollInterval)
-	default:
-		l.settle[s.ID] = due
-	}
-}
-
-// watchProc watches ps for session id, unless it is watched already.
-func (l *loop) watchProc(ps pidStart, id string) {
-	p := l.procs[ps.pid]
-	// SameStart never matches a zero time, but a process examined neither
-	// time is still the same polled one.
-	if p != nil && !p.start.Equal(ps.start) && !sessionlocks.SameStart(p.start, ps.start) {
-		l.dropProc(ps.pid) // the pid names another process now
-		p = nil
-	}
-	if p == nil {
-		p = &proc{start: ps.start, sessions: map[string]bool{}}
-		l.procs[ps.pid] = p
-		l.await(ps, p, id)
-	}
-	p.sessions[id] = true
 }
 
 // await starts awaiting p's exit, or polls it where that cannot be done.
-func (l *loop) await(ps pidStart, p *proc, id string) {
-	if ps.start.IsZero() {
+func (l *loop) await(pid int, p *proc) {
+	if p.start.IsZero() {
 		// Without a start time no handle can be tied to the process the
 		// lock named.
 		p.polled = true
 		return
 	}
-	switch err := l.ex.add(ps.pid, ps.start); {
+	switch err := l.ex.add(pid, p.start); {
 	case err == nil:
 	case errors.Is(err, errExited):
-		// Gone (or replaced) between the listing and the handle: list it
-		// again now, and poll it if the engine still calls it alive.
+		// Gone (or replaced) between the listing and the handle: list its
+		// sessions again now, and poll it if the engine still calls it alive.
 		p.polled = true
-		l.markDirty(id, false)
+		l.markProcDirty(p)
 	default:
 		if !errors.Is(err, errUnsupported) {
-			l.w.log.Debug("cannot await a process's exit; polling it", "pid", ps.pid, "err", err)
+			l.w.log.Debug("cannot await a process's exit; polling it", "pid", pid, "err", err)
 		}
 		p.polled = true
-	}
-}
-
-// untrack detaches session id from the processes it no longer names (all
-// of them when keep is nil).
-func (l *loop) untrack(id string, keep []int) {
-	for _, pid := range l.ofSess[id] {
-		if slices.Contains(keep, pid) {
-			continue
-		}
-		if p := l.procs[pid]; p != nil {
-			delete(p.sessions, id)
-			if len(p.sessions) == 0 {
-				l.dropProc(pid)
-			}
-		}
-	}
-	if keep == nil {
-		delete(l.ofSess, id)
 	}
 }
 
@@ -145,17 +110,20 @@ func (l *loop) dropProc(pid int) {
 	delete(l.procs, pid)
 }
 
+// markProcDirty makes the sessions whose listing p's exit can change dirty.
+func (l *loop) markProcDirty(p *proc) {
+	for _, id := range p.sessions {
+		l.markDirty(id, false)
+	}
+}
+
 // exited makes the sessions of an awaited process that exited dirty. If a
 // listing still names it alive (it should not), it is polled from then on
 // rather than awaited again.
 func (l *loop) exited(pid int) {
-	p := l.procs[pid]
-	if p == nil || p.polled {
-		return
-	}
-	p.polled = true
-	for id := range p.sessions {
-		l.markDirty(id, false)
+	if p := l.procs[pid]; p != nil && !p.polled {
+		p.polled = true
+		l.markProcDirty(p)
 	}
 }
 
@@ -163,10 +131,31 @@ func (l *loop) exited(pid int) {
 func (l *loop) pollProcs() {
 	for _, p := range l.procs {
 		if p.polled {
-			for id := range p.sessions {
-				l.markDirty(id, false)
+			l.markProcDirty(p)
+		}
+	}
+}
+
+// settleAt schedules a listing of s for when its starting holders leave their
+// settle window: no file changes when a "starting" lock becomes "hold-locked".
+func (l *loop) settleAt(s sessionlocks.Session) {
+	var due time.Time
+	for _, h := range s.Holders {
+		if h.Reason == sessionlocks.ReasonStarting {
+			if t := h.LockWrittenAt.Add(l.w.settle + settleMargin); t.After(due) {
+				due = t
 			}
 		}
+	}
+	switch now := time.Now(); {
+	case due.IsZero():
+		delete(l.settle, s.ID)
+	case due.Before(now):
+		// Still starting past its window (a lock stamped in the future, or
+		// another machine's clock): look again in a while, not at once.
+		l.settle[s.ID] = now.Add(exitPollInterval)
+	default:
+		l.settle[s.ID] = due
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// flush lists what is due and, if push, pushes what changed.
+// flush lists what is due, watches the processes the sessions now name and,
+// if push, pushes what changed.
 func (l *loop) flush(ctx context.Context, push bool) {
 	dirty, rescan, dropAll := l.dirty, l.rescan, l.dropAll
 	l.dirty, l.rescan, l.dropAll = map[string]bool{}, false, false
@@ -42,6 +43,7 @@ func (l *loop) flush(ctx context.Context, push bool) {
 		l.rescan, l.dropAll = l.rescan || rescan, l.dropAll || dropAll
 		l.armFlush(retryDelay)
 	}
+	l.watchProcs()
 	if push && ctx.Err() == nil {
 		l.deliver(c)
 	}
@@ -108,12 +110,13 @@ func (l *loop) listSome(ctx context.Context, dirty map[string]bool, c *Change) e
 	return nil
 }
 
-// record keeps s as pushed, watches what it depends on and adds it to c if
-// it is new or differs from what was pushed.
+// record keeps s as pushed (the processes it names are watched after the
+// listing, see watchProcs), schedules its settle ends and adds it to c if it
+// is new or differs from what was pushed.
 func (l *loop) record(s sessionlocks.Session, c *Change) {
 	prev, ok := l.last[s.ID]
 	l.last[s.ID] = s
-	l.track(s)
+	l.settleAt(s)
 	if !ok || !same(prev, s) {
 		c.Changed = append(c.Changed, s)
 	}
@@ -126,7 +129,6 @@ func (l *loop) gone(id string, c *Change) {
 	}
 	delete(l.last, id)
 	delete(l.settle, id)
-	l.untrack(id, nil)
 	if l.files != nil {
 		l.files.unwatch(id)
 	}

@@ -62,7 +62,6 @@ methods:`)
 		rest = []string{string(b)}
 	}
 	params, err := repl.ParseArgs(method, rest) // the REPL's parser
-
 	if err != nil {
 		say(stderr, "sessionlocks call %s: %v", method, err)
 		return 2
@@ -88,11 +87,7 @@ methods:`)
 	}()
 	client := rpc.NewClient(clientEnd, rpc.ClientOptions{Logger: log})
 	var result json.RawMessage
-	var p any // nil: no params member at all
-	if params != nil {
-		p = params
-	}
-	err = client.Call(ctx, method, p, &result)
+	err = client.Call(ctx, method, params, &result)
 	client.Close()
 	<-served
 	if err != nil {

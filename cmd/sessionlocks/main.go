@@ -22,18 +22,18 @@ import (
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
-	hidden  bool // the demo's fake CLI is not listed
 }
 
+// commands are the subcommands; those named with a leading _ are not listed.
 var commands = map[string]command{
-	"serve":    {"speak JSON-RPC on stdin/stdout (what the IDE runs)", runServe, false},
-	"list":     {"print a table of sessions that hold locks (--all: every session)", runList, false},
-	"explain":  {"say why one session is in use, stale or unknown, and what you can do", runExplain, false},
-	"call":     {"run one JSON-RPC request in-process and print the result", runCall, false},
-	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL, false},
-	"schema":   {"print the protocol's OpenRPC document (or its JSON Schema)", runSchema, false},
-	"version":  {"print the version, Go version and platform", runVersion, false},
-	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI, true},
+	"serve":    {"speak JSON-RPC on stdin/stdout (what the IDE runs)", runServe},
+	"list":     {"print a table of sessions that hold locks (--all: every session)", runList},
+	"explain":  {"say why one session is in use, stale or unknown, and what you can do", runExplain},
+	"call":     {"run one JSON-RPC request in-process and print the result", runCall},
+	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL},
+	"schema":   {"print the protocol's OpenRPC document (or its JSON Schema)", runSchema},
+	"version":  {"print the version, Go version and platform", runVersion},
+	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI},
 }
 
 func main() {
@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: sessionlocks <command> [flags]\n\ncommands:")
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		if !commands[n].hidden {
+		if !strings.HasPrefix(n, "_") {
 			fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 		}
 	}

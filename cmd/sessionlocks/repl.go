@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/copilot-ide/sessionlocks/internal/repl"
-	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
 func runREPL(args []string, stdout, stderr io.Writer) int {
@@ -59,12 +58,6 @@ verdict it gives and every lock it removes).`)
 		defer d.cleanup()
 		*stateDir, banner = d.stateDir, d.banner()
 	}
-	if *stateDir == "" {
-		if *stateDir, err = sessionlocks.DefaultStateDir(); err != nil {
-			say(stderr, "sessionlocks repl: %v", err)
-			return 1
-		}
-	}
 
 	out, ok := stdout.(*os.File)
 	interactive := ok && repl.IsTerminal(os.Stdin) && repl.IsTerminal(out)
@@ -73,6 +66,7 @@ verdict it gives and every lock it removes).`)
 		history = filepath.Join(dir, "sessionlocks", "history")
 	}
 	return repl.Run(ctx, repl.Options{
+		// An empty --state-dir is serve's default, which serve finds.
 		Serve:       append([]string{exe, "serve", "--state-dir", *stateDir}, lf.args()...),
 		In:          os.Stdin,
 		Out:         stdout,

@@ -95,10 +95,12 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int) {
 	fs := flag.NewFlagSet("copilot", flag.ContinueOnError)
 	fs.StringVar(&o.stateDir, "state-dir", "", "session-state directory")
 	fs.StringVar(&o.session, "session", "", "session id to open")
+	fs.BoolVar(&o.exitOnEOF, "exit-on-eof", false, "remove the locks and exit when stdin closes")
+	// The demo uses the flags above; only tests use those below, each to
+	// play a CLI behaviour the engine must judge right.
 	fs.BoolVar(&o.old, "old", false, "write only the .lock, as CLIs before the .hold did")
 	fs.DurationVar(&o.holdDelay, "hold-delay", time.Millisecond, "pause between writing the .lock and flocking the .hold")
 	noOpLock := fs.Bool("no-op-lock", false, "skip the session operation lock")
-	fs.BoolVar(&o.exitOnEOF, "exit-on-eof", false, "remove the locks and exit when stdin closes")
 	fs.BoolVar(&o.ignoreTerm, "ignore-term", false, "survive SIGTERM (exit on SIGINT only), as a hung CLI would")
 	fs.StringVar(&o.execOn, "exec-on-usr1", "", "on SIGUSR1, exec this command line (space-separated), keeping the .hold open and locked")
 	fs.StringVar(&o.execOnTerm, "exec-on-term", "", "on SIGTERM, exec this command line (space-separated): the .hold closes, and another program runs on under the pid")

@@ -27,7 +27,7 @@ import (
 type answers struct {
 	mu    sync.Mutex
 	ids   map[string]bool
-	dir   string
+	dir   string // learnt and read on the REPL's loop alone
 	last  json.RawMessage
 	token string
 }
@@ -101,12 +101,6 @@ func (a *answers) value(name string) (json.RawMessage, error) {
 	return v, nil
 }
 
-func (a *answers) stateDir() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.dir
-}
-
 func (a *answers) knownIDs() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -116,17 +110,15 @@ func (a *answers) knownIDs() []string {
 // onNotify prints a notification as it arrives and keeps the known ids
 // current. It runs on the client's read loop.
 func (r *repl) onNotify(method string, params json.RawMessage) {
-	if method == rpc.NotifySessionsChanged {
-		var n rpc.SessionsChangedParams
-		if json.Unmarshal(params, &n) == nil {
-			var changed []string
-			for _, s := range n.Changed {
-				changed = append(changed, s.ID)
-			}
-			r.answers.mu.Lock()
-			r.answers.note(changed, n.Removed)
-			r.answers.mu.Unlock()
+	var n rpc.SessionsChangedParams
+	if method == rpc.NotifySessionsChanged && json.Unmarshal(params, &n) == nil {
+		var changed []string
+		for _, s := range n.Changed {
+			changed = append(changed, s.ID)
 		}
+		r.answers.mu.Lock()
+		r.answers.note(changed, n.Removed)
+		r.answers.mu.Unlock()
 	}
 	select {
 	case r.notified <- struct{}{}:

@@ -110,10 +110,8 @@ func (r *repl) closeLine() {
 	if r.o.HistoryFile == "" {
 		return
 	}
+	os.MkdirAll(filepath.Dir(r.o.HistoryFile), 0o700) // the error is OpenFile's to say
 	f, err := os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if errors.Is(err, os.ErrNotExist) && os.MkdirAll(filepath.Dir(r.o.HistoryFile), 0o700) == nil {
-		f, err = os.OpenFile(r.o.HistoryFile, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	}
 	if err != nil {
 		warn(r.o.Err, "sessionlocks repl: history:", err)
 		return
@@ -154,11 +152,8 @@ func (r *repl) complete(line string, pos int) (head string, completions []string
 			return head, nil, tail
 		}
 		// ids=a,b,<Tab>: complete the last element.
-		done := ""
-		if i := strings.LastIndex(value, ","); i >= 0 {
-			done, value = value[:i+1], value[i+1:]
-		}
-		return head, withPrefix(r.answers.knownIDs(), value, key+"="+done), tail
+		i := strings.LastIndex(value, ",") + 1
+		return head, withPrefix(r.answers.knownIDs(), value[i:], key+"="+value[:i]), tail
 	}
 	used := map[string]bool{}
 	for _, f := range fields[1:] {

@@ -26,8 +26,9 @@ type parser struct {
 }
 
 // ParseArgs reads method's params from command-line arguments as the REPL
-// reads the rest of a line. No arguments give nil: no params member.
-func ParseArgs(method string, args []string) (json.RawMessage, error) {
+// reads the rest of a line, for rpc.Client.Call: no arguments give nil, no
+// params member.
+func ParseArgs(method string, args []string) (any, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}

@@ -1,7 +1,7 @@
 package repl
 
 // The REPL's children on Windows: a process group of their own, liner's
-// redraw, and whether a handle is a console.
+// redraw.
 
 import (
 	"os/exec"
@@ -49,9 +49,4 @@ func redrawLine() {
 	rec.size = info.Size
 	var n uint32
 	procWriteConsoleInputW.Call(uintptr(in), uintptr(unsafe.Pointer(&rec)), 1, uintptr(unsafe.Pointer(&n)))
-}
-
-func isTerminal(fd uintptr) bool {
-	var mode uint32
-	return windows.GetConsoleMode(windows.Handle(fd), &mode) == nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/peterh/liner"
+	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/copilot-ide/sessionlocks/rpc"
 )
@@ -43,8 +44,13 @@ type Options struct {
 	Banner string
 }
 
-// IsTerminal reports whether f is a terminal (a console on Windows).
-func IsTerminal(f *os.File) bool { return isTerminal(f.Fd()) }
+// IsTerminal reports whether f is a terminal (a console on Windows), as a
+// character device: the one check every system answers alike. /dev/null
+// passes too, where line editing and colour cost nothing.
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
 
 const (
 	prompt         = "sessionlocks> "
@@ -103,13 +109,11 @@ func Run(ctx context.Context, o Options) int {
 		return 1
 	}
 	r.trace.Store(o.Trace)
-	for _, l := range strings.Split(strings.TrimSuffix(o.Banner, "\n"), "\n") {
-		if l != "" {
-			r.out.print(r.out.line("", l))
-		}
+	for l := range strings.Lines(o.Banner) {
+		r.out.print(r.out.line("", strings.TrimSuffix(l, "\n")))
 	}
 	if o.Interactive {
-		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.stateDir())) +
+		r.out.print(r.out.line("", fmt.Sprintf("sessionlocks serve (pid %d) on %s", r.srv.cmd.Process.Pid, r.answers.dir)) +
 			".help lists methods and commands; Tab completes; Ctrl-D quits.\n")
 	}
 
@@ -229,7 +233,7 @@ func (r *repl) execute(ctx context.Context, text string) (quit bool) {
 		r.out.print(r.out.line(sgrDim, "("+took+")"))
 	case errors.Is(err, context.Canceled) && ctx.Err() == nil:
 		r.fail("interrupted after " + took + "; sent $/cancelRequest (the server's answer shows here when it comes)")
-	case r.srv.closed():
+	case errors.Is(err, jsonrpc2.ErrClosed):
 		r.fail("error: connection to sessionlocks serve lost")
 	default:
 		r.fail("error: " + err.Error())

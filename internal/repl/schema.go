@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"text/tabwriter"
 
 	protocol "github.com/copilot-ide/sessionlocks/schema"
 )
@@ -249,12 +250,11 @@ func (c *catalog) example(p *param) string {
 	return "<" + p.Name + ">"
 }
 
+// writeRows prints rows as three aligned columns, two spaces apart.
 func writeRows(b *strings.Builder, rows [][3]string) {
-	w0, w1 := 0, 0
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		w0, w1 = max(w0, len(r[0])), max(w1, len(r[1]))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r[0], r[1], r[2])
 	}
-	for _, r := range rows {
-		fmt.Fprintln(b, strings.TrimRight(fmt.Sprintf("  %-*s  %-*s  %s", w0, r[0], w1, r[1], r[2]), " "))
-	}
+	tw.Flush()
 }

@@ -47,15 +47,6 @@ func startServer(argv []string, logw io.Writer, o rpc.ClientOptions) (*server, e
 	return s, nil
 }
 
-func (s *server) closed() bool {
-	select {
-	case <-s.rpc.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 // close ends the session the way the IDE does, by closing the child's stdin,
 // and waits a little for it to exit before killing it.
 func (s *server) close() error {

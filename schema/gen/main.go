@@ -6,24 +6,18 @@
 // descriptions are the types' doc comments, read from rpc's source here, at
 // generate time, so that the binary never needs its own source.
 //
-// Run it from anywhere in the module (make schema does):
-//
-//	go run ./schema/gen          # rewrite the files
-//	go run ./schema/gen -check   # exit 1 if they are out of date
+// Run it from the module root: `go run ./schema/gen` (make schema does). A
+// test fails when the committed files are not what it writes.
 package main
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -49,71 +43,21 @@ const (
 )
 
 func main() {
-	check := flag.Bool("check", false, "do not write; exit 1 when a committed file differs from what would be written")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./schema/gen [-check]")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	root, err := moduleRoot()
-	if err == nil {
-		err = run(root, *check)
+	files, err := generate()
+	for name, b := range files {
+		if err == nil {
+			err = os.WriteFile(filepath.Join("schema", name), b, 0o644)
+		}
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "schema/gen:", err)
+		fmt.Fprintln(os.Stderr, "schema/gen (run it from the module root):", err)
 		os.Exit(1)
 	}
 }
 
-func run(root string, check bool) error {
-	files, err := generate(root)
-	if err != nil {
-		return err
-	}
-	var stale []string
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		path := filepath.Join(root, "schema", name)
-		old, _ := os.ReadFile(path)
-		if bytes.Equal(old, files[name]) {
-			continue
-		}
-		if check {
-			stale = append(stale, "schema/"+name)
-			continue
-		}
-		if err := os.WriteFile(path, files[name], 0o644); err != nil {
-			return err
-		}
-		fmt.Println("wrote schema/" + name)
-	}
-	if len(stale) > 0 {
-		return fmt.Errorf("%s out of date with rpc/: run `make schema`", strings.Join(stale, ", "))
-	}
-	return nil
-}
-
-// moduleRoot finds the directory holding go.mod, upwards from the working
-// directory, since go run and go test start in different places.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // generate returns the files schema/ should hold, by name.
-func generate(root string) (map[string][]byte, error) {
-	comments, err := docComments(root)
+func generate() (map[string][]byte, error) {
+	comments, err := docComments()
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +107,8 @@ func generate(root string) (map[string][]byte, error) {
 // fields); results and notifications are open so that a client validating
 // them keeps working when a later server adds fields, as the contract allows.
 func addMethods(doc *openRPC, defs jsonschema.Definitions, comments map[string]string) error {
-	closed := reflector(comments, false)
-	open := reflector(comments, true)
+	closed := &jsonschema.Reflector{CommentMap: comments}
+	open := &jsonschema.Reflector{CommentMap: comments, AllowAdditionalProperties: true}
 	for _, m := range rpc.Methods {
 		params, err := addType(defs, closed, m.Params)
 		if err != nil {
@@ -225,18 +169,8 @@ func addMethods(doc *openRPC, defs jsonschema.Definitions, comments map[string]s
 
 // docComments reads the doc comments of rpc's types and fields, keyed as
 // jsonschema's CommentMap wants them, with Go's line wrapping undone.
-func docComments(root string) (map[string]string, error) {
+func docComments() (map[string]string, error) {
 	r := new(jsonschema.Reflector)
-	// AddGoComments names packages by the directory it walks, relative to
-	// the working directory: it must walk "rpc" from the module root.
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chdir(root); err != nil {
-		return nil, err
-	}
-	defer os.Chdir(wd)
 	if err := r.AddGoComments(modulePath, "rpc", jsonschema.WithFullComment()); err != nil {
 		return nil, fmt.Errorf("reading rpc doc comments: %w", err)
 	}
@@ -254,40 +188,17 @@ func unwrap(s string) string {
 	return strings.TrimSpace(lineBreak.ReplaceAllString(s, "$1 $2"))
 }
 
-func reflector(comments map[string]string, allowAdditional bool) *jsonschema.Reflector {
-	return &jsonschema.Reflector{
-		AllowAdditionalProperties: allowAdditional,
-		CommentMap:                comments,
-	}
-}
-
-// addType reflects t into defs and returns its definition's name. A name
-// reflected twice must come out the same: two types of one name would
-// otherwise silently overwrite each other.
+// addType reflects t, a named struct type, into defs and returns its
+// definition's name. A name reflected twice must come out the same: two
+// types of one name would otherwise silently overwrite each other.
 func addType(defs jsonschema.Definitions, r *jsonschema.Reflector, t reflect.Type) (string, error) {
-	if t == nil {
-		return "", errors.New("no type")
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || t.Name() == "" {
-		return "", fmt.Errorf("type %v: params, results and notifications must be named struct types", t)
-	}
-	s := r.ReflectFromType(t)
-	for name, def := range s.Definitions {
-		if old, ok := defs[name]; ok {
-			a, _ := json.Marshal(old)
-			b, _ := json.Marshal(def)
-			if !bytes.Equal(a, b) {
-				return "", fmt.Errorf("two different types are named %s (is one used both as params and as a result?)", name)
-			}
-			continue
+	for name, def := range r.ReflectFromType(t).Definitions {
+		a, _ := json.Marshal(defs[name])
+		b, _ := json.Marshal(def)
+		if defs[name] != nil && !bytes.Equal(a, b) {
+			return "", fmt.Errorf("two different types are named %s (is one used both as params and as a result?)", name)
 		}
 		defs[name] = def
-	}
-	if _, ok := defs[t.Name()]; !ok {
-		return "", fmt.Errorf("type %v: reflected without a definition", t)
 	}
 	return t.Name(), nil
 }

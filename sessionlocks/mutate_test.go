@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/wine"
 )
 
 func TestReclaim(t *testing.T) {
@@ -102,6 +104,10 @@ func TestReclaim(t *testing.T) {
 // CLI opens and closes the same session over and over; the CLI checks, each
 // time before it closes, that its own files were still there.
 func TestConcurrentReclaimNeverDeletesALiveLock(t *testing.T) {
+	// Under Wine the fake CLI loses its own lock: it deletes it while the
+	// engine has it open for its identity, writes it again, and Wine hands
+	// it the doomed file (Windows refuses that write, or unlinks at once).
+	wine.Skip(t, wine.PendingDelete)
 	sd := t.TempDir()
 	newSession(t, sd, "race")
 	// A stale neighbour in the same session, so every reclaim has work to do.

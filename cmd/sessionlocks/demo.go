@@ -37,14 +37,14 @@ type demo struct {
 // The demo's sessions. Fixed ids, so that `canResume 5e55` works as the
 // README says it does.
 var demoSessions = []struct {
-	id, name, cwd string
-	age           time.Duration // since the last update
+	id, name, project string
+	age               time.Duration // since the last update
 }{
-	{"5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a", "Fix the flaky upload test", "/home/you/src/uploader", 2 * time.Minute},
-	{"dead0b0e-4c1e-4f2a-8b3d-6e5f4a3b2c1d", "Add retries to the fetcher", "/home/you/src/fetcher", 20 * time.Minute},
-	{"0bad91d5-2e3f-4a5b-9c6d-7e8f9a0b1c2d", "Bump dependencies", "/home/you/src/website", 3 * time.Hour},
-	{"c0ffee00-1b2c-4d3e-8f4a-5b6c7d8e9f0a", "Write the release notes", "/home/you/src/website", 26 * time.Hour},
-	{"c0deba5e-9f8e-4d7c-a6b5-4c3d2e1f0a9b", "Rename the config loader", "/home/you/src/config", 50 * time.Hour},
+	{"5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a", "Fix the flaky upload test", "uploader", 2 * time.Minute},
+	{"dead0b0e-4c1e-4f2a-8b3d-6e5f4a3b2c1d", "Add retries to the fetcher", "fetcher", 20 * time.Minute},
+	{"0bad91d5-2e3f-4a5b-9c6d-7e8f9a0b1c2d", "Bump dependencies", "website", 3 * time.Hour},
+	{"c0ffee00-1b2c-4d3e-8f4a-5b6c7d8e9f0a", "Write the release notes", "website", 26 * time.Hour},
+	{"c0deba5e-9f8e-4d7c-a6b5-4c3d2e1f0a9b", "Rename the config loader", "config", 50 * time.Hour},
 }
 
 // startDemo builds the demo state dir; exe is this binary.
@@ -64,7 +64,7 @@ func startDemo(exe string) (d *demo, err error) {
 	}
 	now := time.Now()
 	for _, s := range demoSessions {
-		if err := writeWorkspace(d.stateDir, s.id, s.name, s.cwd, now.Add(-s.age-time.Hour), now.Add(-s.age)); err != nil {
+		if err := writeWorkspace(d.stateDir, s.id, s.name, demoCWD(s.project), now.Add(-s.age-time.Hour), now.Add(-s.age)); err != nil {
 			return d, err
 		}
 	}
@@ -233,6 +233,15 @@ func (d *demo) cleanup() {
 	}
 	d.holders, d.stdins = nil, nil
 	os.RemoveAll(d.root)
+}
+
+// demoCWD is where a demo project seems to be: a path of this system's kind
+// (a POSIX one in a session on Windows says WSL wrote it).
+func demoCWD(project string) string {
+	if runtime.GOOS == "windows" {
+		return `C:\Users\you\src\` + project
+	}
+	return "/home/you/src/" + project
 }
 
 // writeWorkspace writes a session's workspace.yaml as the CLI does, its

@@ -270,8 +270,10 @@ func age(b *testing.B, dir string, i int) {
 		d = time.Duration(i%50) * time.Minute
 	}
 	t := time.Now().Add(-d)
-	if err := os.Chtimes(dir, t, t); err != nil {
-		b.Fatal(err)
+	for _, p := range []string{filepath.Join(dir, "workspace.yaml"), dir} {
+		if err := os.Chtimes(p, t, t); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -37,8 +37,17 @@ type loop struct {
 	exits   chan int
 	ex      exitWatcher
 
-	tick *time.Ticker // poll mode: the listing; notify mode: the state dir's identity; both: polled processes
+	tick     *time.Ticker  // poll mode: the listing; notify mode: the state dir's identity; both: polled processes
+	listedAt time.Time     // when the last listing of every session began
+	listCost time.Duration // and how long it took
 }
+
+// pollShare: poll mode lists no more often than every pollShare times what
+// a listing takes (0.5% of the time; listings use every core, so 1% of
+// one): past a few thousand sessions a listing every interval would cost
+// a laptop's battery, and is spaced out instead. A holder's exit is
+// awaited apart, and still pushed at once.
+const pollShare = 200
 
 func newLoop(w *Watcher, notify func(Change)) *loop {
 	l := &loop{
@@ -87,6 +96,7 @@ func (l *loop) run(ctx context.Context) error {
 	}
 	l.rescan = true
 	l.flush(ctx, false) // the baseline: not pushed
+	l.listCost = 0      // a cold listing's: the next tick lists, and measures a warm one
 	l.tick = time.NewTicker(l.tickEvery())
 	l.publish()
 	l.w.setStats(func(s *Stats) { s.Watching = true })
@@ -138,7 +148,7 @@ func (l *loop) onTick() {
 	l.pollProcs()
 	switch {
 	case l.mode == ModePoll:
-		l.rescan = true
+		l.rescan = l.rescan || time.Since(l.listedAt) >= pollShare*l.listCost
 	case l.files.replaced():
 		l.w.log.Info("the state directory came, went or was replaced; listing every session", "dir", l.w.dir)
 		l.rescan, l.dropAll = true, true

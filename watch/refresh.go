@@ -9,6 +9,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
@@ -52,7 +53,9 @@ func (l *loop) flush(ctx context.Context, push bool) {
 // listAll lists every session into c: those new or changed, and those gone.
 func (l *loop) listAll(ctx context.Context, c *Change) error {
 	l.w.setStats(func(s *Stats) { s.Rescans++ })
+	l.listedAt = time.Now()
 	ss, err := l.e.List(ctx, sessionlocks.ListOptions{})
+	l.listCost = time.Since(l.listedAt)
 	if err != nil {
 		return err
 	}

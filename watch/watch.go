@@ -10,8 +10,8 @@
 // the disk when it lists); it only delays a push.
 //
 // Notify mode learns of file changes from fsnotify on the state dir and on
-// every session dir. Poll mode lists every session each interval and
-// compares. Holder exits are events in both: a pidfd (Linux), kqueue
+// every session dir. Poll mode lists every session each interval (less
+// often where listing would take over 0.5% of the time) and compares. Holder exits are events in both: a pidfd (Linux), kqueue
 // EVFILT_PROC (macOS), a process handle (Windows), a once-a-second look
 // elsewhere.
 package watch

@@ -203,3 +203,27 @@ func testSharedStateDir(t *testing.T, dir, elsewhere string, opts sessionlocks.O
 	os.WriteFile(filepath.Join(elsewhere, id, "inuse."+pid+".lock"), []byte(pid+"\n"), 0o644)
 	rec.waitSession(t, id, "locked", func(s sessionlocks.Session) bool { return len(s.Holders) == 1 })
 }
+
+// TestPollListsAtMostAShareOfTheTime: where listing every session takes
+// long (many thousands of them), poll mode spaces its listings out.
+func TestPollListsAtMostAShareOfTheTime(t *testing.T) {
+	w, err := New(sessionlocks.New(sessionlocks.Options{StateDir: t.TempDir()}), Options{Mode: ModePoll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLoop(w, func(Change) {})
+	defer l.close()
+	for _, c := range []struct {
+		cost, since time.Duration
+		want        bool
+	}{
+		{time.Millisecond, time.Second, true},
+		{40 * time.Millisecond, time.Second, false},
+		{40 * time.Millisecond, 8 * time.Second, true},
+	} {
+		l.rescan, l.listCost, l.listedAt = false, c.cost, time.Now().Add(-c.since)
+		if l.onTick(); l.rescan != c.want {
+			t.Errorf("a listing of %v, %v ago: rescan %v, want %v", c.cost, c.since, l.rescan, c.want)
+		}
+	}
+}

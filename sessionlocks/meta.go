@@ -1,13 +1,19 @@
 package sessionlocks
 
+// workspace.yaml: what a session's metadata says, read by a reader of the
+// flat lines the CLI writes, or by the YAML library for anything else.
+
 import (
+	"bytes"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v4"
 )
 
-// metadata is what workspace.yaml says about a session, read with the YAML
-// library (the CLI's own writer is YAML 1.2: `yes` and `2026-01-01` are
+// metadata is what workspace.yaml says about a session, read as YAML (the
+// CLI's own writer is YAML 1.2: `yes` and `2026-01-01` are
 // strings, which the string fields keep them as). Keys differ between
 // CLI versions: 1.0.102 writes name, older ones summary, git_root,
 // repository and branch.
@@ -34,9 +40,12 @@ const maxWorkspaceYAML = 256 << 10
 // malformed file gives empty metadata and an error the caller may log; the
 // session is listed either way. It keeps no reference to b.
 func parseMetadata(b []byte) (metadata, error) {
-	var m metadata
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		return metadata{}, err
+	m, ok := parseFlat(b)
+	if !ok {
+		m = metadata{}
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			return metadata{}, err
+		}
 	}
 	m.created = parseTime(m.CreatedAt)
 	m.updated = parseTime(m.UpdatedAt)
@@ -56,4 +65,100 @@ func parseTime(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// parseFlat reads workspace.yaml as the CLI writes it: one `key: value` a
+// line, each value plain, single-quoted, or double-quoted without escapes.
+// Hand-written because it halves a cold listing (1,000 sessions: 30 ms with
+// the library alone, 14 ms with this; BenchmarkList); ok is false for
+// anything else (a block scalar, an escape, a comment, a key twice, a
+// null), which the library then reads. FuzzParseFlat holds the two equal.
+func parseFlat(b []byte) (m metadata, ok bool) {
+	var seen []string
+	for line := range bytes.Lines(b) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		k, v, found := bytes.Cut(line, []byte(": "))
+		if !found {
+			k, found = bytes.CutSuffix(line, []byte(":"))
+		}
+		key := string(k)
+		if !found || !flatKey(k) || slices.Contains(seen, key) {
+			return metadata{}, false
+		}
+		seen = append(seen, key)
+		val, ok := flatValue(v)
+		if !ok {
+			return metadata{}, false
+		}
+		if f := m.field(key); f != nil {
+			*f = val
+		}
+	}
+	return m, true
+}
+
+// field is where the value of key goes; nil for a key not kept.
+func (m *metadata) field(key string) *string {
+	switch key {
+	case "id":
+		return &m.ID
+	case "cwd":
+		return &m.CWD
+	case "client_name":
+		return &m.ClientName
+	case "name":
+		return &m.Name
+	case "summary":
+		return &m.Summary
+	case "git_root":
+		return &m.GitRoot
+	case "repository":
+		return &m.Repository
+	case "branch":
+		return &m.Branch
+	case "created_at":
+		return &m.CreatedAt
+	case "updated_at":
+		return &m.UpdatedAt
+	}
+	return nil
+}
+
+func flatKey(k []byte) bool {
+	for _, c := range k {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return len(k) > 0
+}
+
+// flatValue is a scalar as YAML reads it into a string, if it is one of
+// the forms parseFlat reads.
+func flatValue(v []byte) (string, bool) {
+	if !utf8.Valid(v) || bytes.ContainsFunc(v, func(r rune) bool {
+		return r < ' ' || r >= 0x7f && r <= 0x9f || r == 0x2028 || r == 0x2029 || r == 0xfeff
+	}) {
+		return "", false
+	}
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		in := v[1 : len(v)-1]
+		if bytes.Count(in, []byte("'")) != 2*bytes.Count(in, []byte("''")) {
+			return "", false
+		}
+		return string(bytes.ReplaceAll(in, []byte("''"), []byte("'"))), true
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !bytes.ContainsAny(v[1:len(v)-1], `"\`) {
+		return string(v[1 : len(v)-1]), true
+	}
+	if len(v) == 0 || bytes.ContainsAny(v[:1], "'\"|>[]{}&*!%@`#,?-:~ ") || bytes.ContainsAny(v, "[]{},") ||
+		bytes.Contains(v, []byte(" #")) ||
+		bytes.Contains(v, []byte(": ")) || bytes.HasSuffix(v, []byte(":")) || bytes.HasSuffix(v, []byte(" ")) {
+		return "", false
+	}
+	switch string(v) {
+	case "null", "Null", "NULL":
+		return "", false
+	}
+	return string(v), true
 }

@@ -36,7 +36,12 @@ func benchServer(b *testing.B, n int) (Options, *sessionlocks.Engine) {
 	past := time.Now().Add(-time.Hour)
 	ents, _ := os.ReadDir(dir)
 	for _, de := range ents {
-		os.Chtimes(filepath.Join(dir, de.Name()), past, past)
+		sd := filepath.Join(dir, de.Name())
+		files, _ := os.ReadDir(sd)
+		for _, f := range files {
+			os.Chtimes(filepath.Join(sd, f.Name()), past, past)
+		}
+		os.Chtimes(sd, past, past)
 	}
 	e, w := watchedEngine(b, dir)
 	return Options{Engine: e, Watcher: w, Logger: discardLog}, e

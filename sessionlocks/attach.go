@@ -86,13 +86,25 @@ func (e *Engine) attach(h *Holder, p procInfo) {
 	if h.Terminal == "" {
 		h.Terminal = topInfo.tty
 	}
-	lost, why := e.lostLauncher(top, topInfo, parent)
-	if la, ok := e.launchers.recall(top); ok {
+	la, known := e.launchers.recall(top)
+	var lost bool
+	var why string
+	switch {
+	case known && la.PID == topInfo.ppid && parent.state == procAlive && SameStart(parent.start, la.StartedAt):
+		// Its launcher is its parent still, as when it was first seen
+		// and judged not lost: nothing more to read.
+		la.Alive = true
+		h.Launcher = &la
+	case known:
+		lost, why = e.lostLauncher(top, topInfo, parent)
 		if la.Alive = launcherAlive(la); !la.Alive {
 			lost, why = true, fmt.Sprintf("its launcher, pid %d, has exited", la.PID)
 		}
 		h.Launcher = &la
-	} else if !lost && topInfo.ppid > 0 && parent.state == procAlive {
+	default:
+		lost, why = e.lostLauncher(top, topInfo, parent)
+	}
+	if !known && !lost && topInfo.ppid > 0 && parent.state == procAlive {
 		la := Launcher{PID: topInfo.ppid, Command: clip(strings.Join(parent.argv, " "), 80), Alive: true, StartedAt: parent.start}
 		e.launchers.remember(top, la)
 		h.Launcher = &la

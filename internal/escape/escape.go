@@ -24,11 +24,8 @@ func hidden(r rune) bool {
 }
 
 // Text returns s for a terminal: every hidden character Go-quoted, as are
-// bytes that are not UTF-8; s itself when there is none.
+// bytes that are not UTF-8.
 func Text(s string) string {
-	if !needs(s) {
-		return s
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -54,30 +51,11 @@ func Text(s string) string {
 	return b.String()
 }
 
-func needs(s string) bool {
-	for i, r := range s {
-		if hidden(r) || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
-			return true
-		}
-	}
-	return false
-}
-
 // JSON returns JSON text with every hidden character that it holds raw
 // written as a JSON escape. Raw, these can only stand in strings (JSON
 // allows no others outside them), so the text keeps its meaning.
 // Bytes that are not UTF-8 become U+FFFD.
 func JSON(b []byte) []byte {
-	clean := true
-	for _, r := range string(b) {
-		if r >= 0x7f && hidden(r) || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return b
-	}
 	out := make([]byte, 0, len(b)+16)
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)

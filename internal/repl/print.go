@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -96,42 +97,24 @@ func (p *printer) setPrompting(on bool) {
 	p.mu.Unlock()
 }
 
+// jsonToken is a string (a key when a colon follows), a number, or true,
+// false or null, in valid JSON.
+var jsonToken = regexp.MustCompile(`"(?:[^"\\]|\\.)*":?|-?[0-9][-+.eE0-9]*|[a-z]+`)
+
 // colorJSON paints valid, indented JSON token by token.
 func colorJSON(s string) string {
-	var b strings.Builder
-	paint := func(code, tok string) { b.WriteString("\x1b[" + code + "m" + tok + "\x1b[0m") }
-	for i := 0; i < len(s); {
-		c, j := s[i], i+1
+	return jsonToken.ReplaceAllStringFunc(s, func(tok string) string {
+		code, colon := sgrNumber, ""
 		switch {
-		case c == '"':
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(s))
-			if strings.HasPrefix(strings.TrimLeft(s[j:], " "), ":") {
-				paint(sgrKey, s[i:j])
-			} else {
-				paint(sgrString, s[i:j])
-			}
-		case c == '-' || c >= '0' && c <= '9':
-			for j < len(s) && strings.IndexByte("+-.eE0123456789", s[j]) >= 0 {
-				j++
-			}
-			paint(sgrNumber, s[i:j])
-		case c >= 'a' && c <= 'z': // true, false, null
-			for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
-				j++
-			}
-			paint(sgrLiteral, s[i:j])
-		default:
-			b.WriteByte(c)
+		case strings.HasSuffix(tok, `":`):
+			code, tok, colon = sgrKey, tok[:len(tok)-1], ":"
+		case tok[0] == '"':
+			code = sgrString
+		case tok[0] >= 'a':
+			code = sgrLiteral
 		}
-		i = j
-	}
-	return b.String()
+		return "\x1b[" + code + "m" + tok + "\x1b[0m" + colon
+	})
 }
 
 // duration is short and stable in width: 850µs, 3.2ms, 1.25s.

@@ -107,32 +107,6 @@ func (a *answers) knownIDs() []string {
 	return slices.Collect(maps.Keys(a.ids))
 }
 
-// onNotify prints a notification as it arrives and keeps the known ids
-// current. It runs on the client's read loop.
-func (r *repl) onNotify(method string, params json.RawMessage) {
-	var n rpc.SessionsChangedParams
-	if method == rpc.NotifySessionsChanged && json.Unmarshal(params, &n) == nil {
-		var changed []string
-		for _, s := range n.Changed {
-			changed = append(changed, s.ID)
-		}
-		r.answers.mu.Lock()
-		r.answers.note(changed, n.Removed)
-		r.answers.mu.Unlock()
-	}
-	select {
-	case r.notified <- struct{}{}:
-	default:
-	}
-	if r.notes.Load() {
-		s := r.out.line(sgrNotice, "<- notification "+method)
-		if params != nil {
-			s += r.out.json(params)
-		}
-		r.out.async(s)
-	}
-}
-
 // onLateAnswer shows the answer to a call that was interrupted: nothing was
 // done (-32800), or what a forceResume or reclaimStale that had already
 // begun to act did before it finished.
@@ -145,9 +119,10 @@ func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Erro
 }
 
 // onFrame sees each message on the wire, as sent: while tracing it shows
-// it framed (Content-Length: N, then the body), and it hands notifications
-// on with their params exactly as they came (jsonrpc2 would re-encode them,
-// sorting their keys).
+// it framed (Content-Length: N, then the body). A notification it prints
+// with its params exactly as they came (jsonrpc2 would re-encode them,
+// sorting their keys), and keeps the known ids current. It runs on the
+// client's read loop.
 func (r *repl) onFrame(in bool, body []byte) {
 	if r.trace.Load() {
 		arrow := "--> "
@@ -161,7 +136,28 @@ func (r *repl) onFrame(in bool, body []byte) {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if in && json.Unmarshal(body, &msg) == nil && msg.Method != "" && msg.ID == nil {
-		r.onNotify(msg.Method, msg.Params)
+	if !in || json.Unmarshal(body, &msg) != nil || msg.Method == "" || msg.ID != nil {
+		return
+	}
+	var n rpc.SessionsChangedParams
+	if msg.Method == rpc.NotifySessionsChanged && json.Unmarshal(msg.Params, &n) == nil {
+		var changed []string
+		for _, s := range n.Changed {
+			changed = append(changed, s.ID)
+		}
+		r.answers.mu.Lock()
+		r.answers.note(changed, n.Removed)
+		r.answers.mu.Unlock()
+	}
+	select {
+	case r.notified <- struct{}{}:
+	default:
+	}
+	if r.notes.Load() {
+		s := r.out.line(sgrNotice, "<- notification "+msg.Method)
+		if msg.Params != nil {
+			s += r.out.json(msg.Params)
+		}
+		r.out.async(s)
 	}
 }

@@ -82,9 +82,9 @@ func Run(ctx context.Context, o Options) int {
 	r.parse = parser{cat: cat, vars: r.answers.value}
 	r.notes.Store(true)
 
-	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.line(sgrDim, "serve: "+l)) }}
+	logLine := func(l string) { r.out.async(r.out.line(sgrDim, "serve: "+l)) }
 	var err error
-	r.srv, err = startServer(o.Serve, logw, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
+	r.srv, err = startServer(o.Serve, logLine, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
 	if err != nil {
 		warn(o.Err, "sessionlocks repl:", err)
 		return 1
@@ -94,7 +94,6 @@ func Run(ctx context.Context, o Options) int {
 		if err := r.srv.close(); err != nil && ctx.Err() == nil && !reported {
 			warn(o.Err, "sessionlocks repl: serve:", err)
 		}
-		logw.flush()
 	}()
 	interrupted := r.handleInterrupts()
 	defer signal.Stop(r.sigint)

@@ -11,8 +11,10 @@ package escape
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -32,17 +34,9 @@ func Text(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x80 && hidden(r):
-			if c := strings.IndexByte("\a\b\f\n\r\t\v", byte(r)); c >= 0 {
-				b.WriteByte('\\')
-				b.WriteByte("abfnrtv"[c])
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			}
-		case hidden(r) && r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case hidden(r):
-			fmt.Fprintf(&b, `\U%08x`, r)
+		case hidden(r): // never printable, so strconv escapes it
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -65,7 +59,7 @@ func JSON(b []byte) []byte {
 		case r >= 0x7f && hidden(r) && r <= 0xffff:
 			out = fmt.Appendf(out, `\u%04x`, r)
 		case r >= 0x7f && hidden(r):
-			hi, lo := utf16Pair(r)
+			hi, lo := utf16.EncodeRune(r)
 			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
 		default:
 			out = append(out, b[:n]...)
@@ -73,9 +67,4 @@ func JSON(b []byte) []byte {
 		b = b[n:]
 	}
 	return out
-}
-
-func utf16Pair(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xd800 + r>>10&0x3ff, 0xdc00 + r&0x3ff
 }

@@ -237,13 +237,14 @@ func writeExplanation(w io.Writer, x explanation, s sessionlocks.Session, now ti
 // launcherText is "pid 4100, still running: code --type=…", or why there
 // is none to show.
 func launcherText(la *sessionlocks.Launcher) string {
-	switch {
-	case la == nil:
+	if la == nil {
 		return "unknown: it had already been handed to another parent, or its parent could not be read"
-	case la.Alive:
-		return fmt.Sprintf("pid %d, still running: %s", la.PID, clip(la.Command, 80))
 	}
-	return fmt.Sprintf("pid %d, exited: %s", la.PID, clip(la.Command, 80))
+	state := "exited"
+	if la.Alive {
+		state = "still running"
+	}
+	return fmt.Sprintf("pid %d, %s: %s", la.PID, state, clip(la.Command, 80))
 }
 
 // processText is "started 2026-11-20 06:01:02 (2d ago): copilot --resume",

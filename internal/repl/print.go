@@ -26,7 +26,6 @@ type printer struct {
 	w         io.Writer
 	color     bool
 	prompting bool
-	redraw    func() // asks the line editor to redraw prompt and line
 }
 
 // ANSI SGR codes.
@@ -86,9 +85,7 @@ func (p *printer) async(s string) {
 	// Raw mode: the line discipline still maps \n to \r\n (liner leaves
 	// OPOST alone), so only the start of the prompt line needs clearing.
 	io.WriteString(p.w, "\r\x1b[K"+s)
-	if p.redraw != nil {
-		p.redraw()
-	}
+	redrawLine()
 }
 
 func (p *printer) setPrompting(on bool) {

@@ -78,7 +78,7 @@ type repl struct {
 // end (the caller cancels it on SIGTERM and the like). It returns the exit code.
 func Run(ctx context.Context, o Options) int {
 	cat := protocolCatalog()
-	r := &repl{o: o, cat: cat, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, notified: make(chan struct{}, 1)}
+	r := &repl{o: o, cat: cat, out: &printer{w: o.Out, color: o.Color}, notified: make(chan struct{}, 1)}
 	r.parse = parser{cat: cat, vars: r.answers.value}
 	r.notes.Store(true)
 

@@ -112,10 +112,10 @@ func (a *answers) knownIDs() []string {
 // begun to act did before it finished.
 func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Error) {
 	if err != nil {
-		r.out.async(r.out.line(sgrDim, fmt.Sprintf("(the interrupted %s: error %d: %s)", method, err.Code, err.Message)))
+		r.out.print(r.out.line(sgrDim, fmt.Sprintf("(the interrupted %s: error %d: %s)", method, err.Code, err.Message)))
 		return
 	}
-	r.out.async(r.out.line(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + r.out.json(result))
+	r.out.print(r.out.line(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + r.out.json(result))
 }
 
 // onFrame sees each message on the wire, as sent: while tracing it shows
@@ -129,7 +129,7 @@ func (r *repl) onFrame(in bool, body []byte) {
 		if in {
 			arrow = "<-- "
 		}
-		r.out.async(r.out.line(sgrDim, fmt.Sprintf("%sContent-Length: %d", arrow, len(body))) + r.out.line(sgrDim, arrow+string(escape.JSON(body))))
+		r.out.print(r.out.line(sgrDim, fmt.Sprintf("%sContent-Length: %d", arrow, len(body))) + r.out.line(sgrDim, arrow+string(escape.JSON(body))))
 	}
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
@@ -158,6 +158,6 @@ func (r *repl) onFrame(in bool, body []byte) {
 		if msg.Params != nil {
 			s += r.out.json(msg.Params)
 		}
-		r.out.async(s)
+		r.out.print(s)
 	}
 }

@@ -95,8 +95,8 @@ func promptFor(more bool) string {
 
 func (r *repl) terminalLine(more bool) (string, error) {
 	r.out.setPrompting(true)
-	defer r.out.setPrompting(false)
 	l, err := r.line.Prompt(promptFor(more))
+	r.out.setPrompting(false)
 	if errors.Is(err, io.EOF) {
 		r.out.print("\n")
 	}

@@ -67,15 +67,9 @@ func warn(w io.Writer, a ...any) {
 	io.WriteString(w, escape.Text(strings.TrimSuffix(fmt.Sprintln(a...), "\n"))+"\n")
 }
 
-// print writes s from the REPL's own loop.
+// print writes s from any goroutine. While liner prompts, s, which then
+// ends in a newline, goes above the prompt.
 func (p *printer) print(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	io.WriteString(p.w, s)
-}
-
-// async writes s, which ends in a newline, from any goroutine.
-func (p *printer) async(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.prompting {

@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) int {
 	r.parse = parser{cat: cat, vars: r.answers.value}
 	r.notes.Store(true)
 
-	logLine := func(l string) { r.out.async(r.out.line(sgrDim, "serve: "+l)) }
+	logLine := func(l string) { r.out.print(r.out.line(sgrDim, "serve: "+l)) }
 	var err error
 	r.srv, err = startServer(o.Serve, logLine, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
 	if err != nil {
@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) int {
 			if r.srv.exit != nil {
 				msg = r.srv.exit.Error()
 			}
-			r.out.async(r.out.line(sgrError, "sessionlocks serve exited: "+msg))
+			r.out.print(r.out.line(sgrError, "sessionlocks serve exited: "+msg))
 			return 1
 		case <-ctx.Done():
 			return 1

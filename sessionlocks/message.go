@@ -96,7 +96,7 @@ func samePID(detail string, pid int) string {
 func describeHolder(h Holder, now time.Time) string {
 	out := fmt.Sprintf("pid %d", h.PID)
 	if p := h.Process; p != nil {
-		if name := commandName(p); name != "" {
+		if name := CommandName(p); name != "" {
 			out += " (" + clip(name, 40) + ")"
 		}
 		if !p.StartedAt.IsZero() {
@@ -106,9 +106,9 @@ func describeHolder(h Holder, now time.Time) string {
 	return out
 }
 
-// commandName is the program's file name: argv[0]'s, or for a command line
+// CommandName is the program's file name: argv[0]'s, or for a command line
 // read as one string, its first word (a Windows path up to ".exe").
-func commandName(p *Process) string {
+func CommandName(p *Process) string {
 	arg0 := ""
 	switch lc := strings.ToLower(p.Command); {
 	case len(p.Argv) > 0:

@@ -18,13 +18,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 	"github.com/copilot-ide/sessionlocks/rpc"
 )
 
-// fakeHolder runs the binary's fake CLI on a session until the test ends.
+// fakeHolder runs a fake CLI on a session until the test ends: the binary's
+// own, or given flags only tests use, the tests' build of it.
 func fakeHolder(t *testing.T, bin, state, id string, args ...string) int {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"_fakecli", "--state-dir", state, "--session", id}, args...)...)
+	argv := []string{bin, "_fakecli"}
+	if len(args) > 0 {
+		cli, err := testbin.FakeCLI(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv = []string{cli}
+	}
+	cmd := exec.Command(argv[0], slices.Concat(argv[1:], []string{"--state-dir", state, "--session", id}, args)...)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

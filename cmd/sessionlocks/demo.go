@@ -7,6 +7,7 @@ package main
 // from where npm puts the real CLI, so that it is recognised as the CLI.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,16 +31,17 @@ type demo struct {
 	root, stateDir string
 	cli            string      // the fake CLI's path: this binary where npm puts the real one
 	holders        []*exec.Cmd // fake CLIs still running
-	stdins         []io.Closer // their stdins: closed, they exit (and are not garbage collected before)
 	lines          []string    // what was set up, for the banner
+}
+
+type demoSession struct {
+	id, name, project string
+	age               time.Duration // since the last update
 }
 
 // The demo's sessions. Fixed ids, so that `canResume 5e55` works as the
 // README says it does.
-var demoSessions = []struct {
-	id, name, project string
-	age               time.Duration // since the last update
-}{
+var demoSessions = []demoSession{
 	{"5e55c0de-7a1e-4b1d-9c3a-1f2e3d4c5b6a", "Fix the flaky upload test", "uploader", 2 * time.Minute},
 	{"dead0b0e-4c1e-4f2a-8b3d-6e5f4a3b2c1d", "Add retries to the fetcher", "fetcher", 20 * time.Minute},
 	{"0bad91d5-2e3f-4a5b-9c6d-7e8f9a0b1c2d", "Bump dependencies", "website", 3 * time.Hour},
@@ -68,10 +70,8 @@ func startDemo(exe string) (d *demo, err error) {
 			return d, err
 		}
 	}
-	for _, step := range []func(time.Time) error{d.live, d.killed, d.reused, d.unverified} {
-		if err := step(now); err != nil {
-			return d, err
-		}
+	if err := errors.Join(d.holder(now, demoSessions[0], false), d.holder(now, demoSessions[1], true), d.reused(), d.unverified(now)); err != nil {
+		return d, err
 	}
 	d.note(demoSessions[4].id, "free", "no lock files")
 	return d, nil
@@ -103,48 +103,37 @@ func placeCLI(exe, root string) (string, error) {
 	return cli, err
 }
 
-// live: a CLI holding the session, .lock written, .hold flocked. With
-// --exit-on-eof, should the REPL die without cleaning up, the holder sees
-// its stdin close and goes too.
-func (d *demo) live(now time.Time) error {
-	s := demoSessions[0]
+// holder runs a fake CLI on s (.lock written, .hold flocked), dated back to
+// the session's last update: a lock younger than the settle window would
+// read "starting". Live, only its .lock is: the .hold, made after the
+// process started, proves the process its owner; --exit-on-eof ends it
+// should the REPL die without cleaning up. Killed (SIGKILL), its .lock and
+// unlocked .hold stay behind.
+func (d *demo) holder(now time.Time, s demoSession, kill bool) error {
+	state, exts := "inUse", []string{".lock"}
+	if kill {
+		state, exts = "stale", []string{".lock", ".hold"}
+	}
 	h, pid, err := d.startHolder(s.id)
 	if err != nil {
-		d.note(s.id, "inUse", "not set up: "+err.Error())
+		d.note(s.id, state, "not set up: "+err.Error())
 		return nil
 	}
-	d.holders = append(d.holders, h)
-	// Opened a few minutes ago, as a session one resumes usually was: a
-	// lock younger than the settle window would read "starting" where the
-	// kernel does not list its locks. The .hold keeps its own time: made
-	// after the process started, it is what proves the process its owner.
-	opened := now.Add(-s.age)
-	if err := os.Chtimes(filepath.Join(d.stateDir, s.id, "inuse."+strconv.Itoa(pid)+".lock"), opened, opened); err != nil {
-		return err
+	what := fmt.Sprintf("a fake CLI (pid %d) holds the .lock and flocks the .hold", pid)
+	if kill {
+		h.Process.Kill()
+		h.Wait()
+		what = fmt.Sprintf("its CLI (pid %d) was SIGKILLed: .lock and unlocked .hold left behind", pid)
+	} else {
+		d.holders = append(d.holders, h)
 	}
-	d.note(s.id, "inUse", fmt.Sprintf("a fake CLI (pid %d) holds the .lock and flocks the .hold", pid))
-	return nil
-}
-
-// killed: the same, SIGKILLed: its .lock and .hold stay behind, the flock
-// is gone. Dated back to the session's last update, as if it crashed then
-// (a lock younger than the settle window would still count as opening).
-func (d *demo) killed(now time.Time) error {
-	s := demoSessions[1]
-	h, pid, err := d.startHolder(s.id)
-	if err != nil {
-		d.note(s.id, "stale", "not set up: "+err.Error())
-		return nil
-	}
-	h.Process.Kill()
-	h.Wait()
-	crashed := now.Add(-s.age)
-	for _, ext := range []string{".lock", ".hold"} {
-		if err := os.Chtimes(filepath.Join(d.stateDir, s.id, "inuse."+strconv.Itoa(pid)+ext), crashed, crashed); err != nil {
+	at := now.Add(-s.age)
+	for _, ext := range exts {
+		if err := os.Chtimes(filepath.Join(d.stateDir, s.id, "inuse."+strconv.Itoa(pid)+ext), at, at); err != nil {
 			return err
 		}
 	}
-	d.note(s.id, "stale", fmt.Sprintf("its CLI (pid %d) was SIGKILLed: .lock and unlocked .hold left behind", pid))
+	d.note(s.id, state, what)
 	return nil
 }
 
@@ -154,7 +143,7 @@ func (d *demo) killed(now time.Time) error {
 // minutes before it started or, on a machine that booted later than that
 // (a fresh CI machine), halfway between boot (pid 1's start) and then: a
 // lock older than the boot reads predates-boot instead.
-func (d *demo) reused(time.Time) error {
+func (d *demo) reused() error {
 	s, me := demoSessions[2], os.Getpid()
 	start, err := sessionlocks.ProcessStart(me)
 	if err != nil {
@@ -204,12 +193,11 @@ func (d *demo) startHolder(id string) (*exec.Cmd, int, error) {
 	repl.Isolate(cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
+	cmd.StdinPipe() // the cmd keeps it open until Wait
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
-	d.stdins = append(d.stdins, stdin)
 	hung := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
 	var pid int
 	_, err := fmt.Fscanf(stdout, "ready %d\n", &pid)
@@ -228,10 +216,7 @@ func (d *demo) cleanup() {
 		h.Process.Kill()
 		h.Wait()
 	}
-	for _, c := range d.stdins {
-		c.Close()
-	}
-	d.holders, d.stdins = nil, nil
+	d.holders = nil
 	os.RemoveAll(d.root)
 }
 

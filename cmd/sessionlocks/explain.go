@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -167,8 +166,8 @@ func holderAction(s sessionlocks.Session, h sessionlocks.Holder) string {
 // on terminal pts/3", or started by which process when it has no terminal.
 func where(s sessionlocks.Session, h sessionlocks.Holder) string {
 	out := fmt.Sprintf("pid %d", h.PID)
-	if name := processName(h.Process); name != "" {
-		out += " (" + name + ")"
+	if p := h.Process; p != nil && sessionlocks.CommandName(p) != "" {
+		out += " (" + sessionlocks.CommandName(p) + ")"
 	}
 	if s.CWD != "" {
 		out += " in " + s.CWD
@@ -180,18 +179,6 @@ func where(s sessionlocks.Session, h sessionlocks.Holder) string {
 		out += fmt.Sprintf(", started by pid %d (%s)", la.PID, clip(la.Command, 60))
 	}
 	return out
-}
-
-// processName is the program's file name, from its argv or command line.
-func processName(p *sessionlocks.Process) string {
-	var argv []string
-	if p != nil {
-		argv = slices.Concat(p.Argv, strings.Fields(p.Command))
-	}
-	if len(argv) == 0 || argv[0] == "" {
-		return ""
-	}
-	return filepath.Base(argv[0])
 }
 
 // writeExplanation prints x for a person: the session, then each holder.
@@ -250,13 +237,14 @@ func writeExplanation(w io.Writer, x explanation, s sessionlocks.Session, now ti
 // launcherText is "pid 4100, still running: code --type=…", or why there
 // is none to show.
 func launcherText(la *sessionlocks.Launcher) string {
-	switch {
-	case la == nil:
+	if la == nil {
 		return "unknown: it had already been handed to another parent, or its parent could not be read"
-	case la.Alive:
-		return fmt.Sprintf("pid %d, still running: %s", la.PID, clip(la.Command, 80))
 	}
-	return fmt.Sprintf("pid %d, exited: %s", la.PID, clip(la.Command, 80))
+	state := "exited"
+	if la.Alive {
+		state = "still running"
+	}
+	return fmt.Sprintf("pid %d, %s: %s", la.PID, state, clip(la.Command, 80))
 }
 
 // processText is "started 2026-11-20 06:01:02 (2d ago): copilot --resume",

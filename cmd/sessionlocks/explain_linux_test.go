@@ -17,18 +17,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/copilot-ide/sessionlocks/internal/testbin"
 )
 
-// startLaunched runs the fake CLI (as the CLI: from where npm puts it) on a
+// startLaunched runs the fake CLI cli (as the CLI: from where npm puts it) on a
 // session under a shell that waits for it, in a session of its own (no
 // terminal), and returns the shell and the CLI's pid.
-func startLaunched(t *testing.T, bin, state, id string, args ...string) (*exec.Cmd, int) {
+func startLaunched(t *testing.T, cli, state, id string, args ...string) (*exec.Cmd, int) {
 	t.Helper()
-	cli, err := placeCLI(bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh := exec.Command("sh", append([]string{"-c", `"$@"; true`, "sh", cli, "_fakecli", "--state-dir", state, "--session", id}, args...)...)
+	sh := exec.Command("sh", append([]string{"-c", `"$@"; true`, "sh", cli, "--state-dir", state, "--session", id}, args...)...)
 	sh.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, _ := sh.StdoutPipe()
 	if err := sh.Start(); err != nil {
@@ -56,7 +54,11 @@ func TestExplainLiveHolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sh, _ := startLaunched(t, bin, state, owned)
+	cli, err := testbin.FakeCLI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := startLaunched(t, cli, state, owned)
 	// A holder whose lock names another process (a sleep): live by the
 	// .hold's flock, but nothing proves which process holds it.
 	sleep := exec.Command("sleep", "60")
@@ -64,7 +66,7 @@ func TestExplainLiveHolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sleep.Process.Kill(); sleep.Wait() })
-	startLaunched(t, bin, state, unproven, "--name-pid", strconv.Itoa(sleep.Process.Pid))
+	startLaunched(t, cli, state, unproven, "--name-pid", strconv.Itoa(sleep.Process.Pid))
 	old := time.Now().Add(-time.Minute) // past the settle window: the .hold is probed
 	for _, ext := range []string{".lock", ".hold"} {
 		if err := os.Chtimes(fmt.Sprintf("%s/%s/inuse.%d%s", state, unproven, sleep.Process.Pid, ext), old, old); err != nil {
@@ -72,7 +74,7 @@ func TestExplainLiveHolders(t *testing.T) {
 		}
 	}
 	// An orphan: its launcher SIGKILLed before this sidecar started.
-	orphanSh, orphanPID := startLaunched(t, bin, state, orphan)
+	orphanSh, orphanPID := startLaunched(t, cli, state, orphan)
 	orphanSh.Process.Kill()
 	orphanSh.Wait()
 	for deadline := time.Now().Add(10 * time.Second); parent(orphanPID) == orphanSh.Process.Pid && time.Now().Before(deadline); {

@@ -109,8 +109,8 @@ func TestRecoveryThroughTheBinary(t *testing.T) {
 	if err := s.client.Call(context.Background(), rpc.MethodCanResume, rpc.CanResumeParams{SessionID: "s"}, &r); err != nil {
 		t.Fatal(err)
 	}
-	// (The fake CLI runs as the sidecar's own binary, so it reads unknown,
-	// not live: anything but resumable.)
+	// (An old-format lock whose process runs: live or unknown, anything but
+	// resumable.)
 	if r.CanResume || !exists(lock) {
 		t.Fatalf("canResume %v, state %s, lock put back %v: a live process's set-aside lock must be recovered", r.CanResume, r.State, exists(lock))
 	}

@@ -45,18 +45,19 @@ by explain, call and the REPL: sessionlocks explain ID says why in full.`)
 		say(stderr, "sessionlocks list: %v", err)
 		return 1
 	}
-	st := e.Status()
+	st, shown := e.Status(), sessions
+	if !*all {
+		shown = slices.DeleteFunc(slices.Clone(sessions), func(s sessionlocks.Session) bool { return s.State == sessionlocks.StateFree })
+	}
 	if *asJSON {
 		out := listJSON{StateDir: st.StateDir, StateDirExists: st.StateDirExists, Sessions: []rpc.Session{}}
-		for _, s := range sessions {
-			if *all || s.State != sessionlocks.StateFree {
-				out.Sessions = append(out.Sessions, rpc.WireSession(s))
-			}
+		for _, s := range shown {
+			out.Sessions = append(out.Sessions, rpc.WireSession(s))
 		}
 		b, _ := json.Marshal(out)
 		return printJSON(stdout, b)
 	}
-	writeTable(stdout, st.StateDir, sessions, *all, *wide, time.Now())
+	writeTable(stdout, st.StateDir, sessions, shown, *wide, time.Now())
 	if !st.StateDirExists {
 		say(stdout, "%s", missingDirNote(st.StateDir))
 	}
@@ -83,13 +84,10 @@ func missingDirNote(dir string) string {
 	return fmt.Sprintf("note: the state directory %s does not exist: check --state-dir, and COPILOT_HOME (the IDE may see another)", dir)
 }
 
-// writeTable prints the sessions, newest first as List returns them. Every
-// cell is escaped before tabwriter aligns the columns by what it shows.
-func writeTable(w io.Writer, dir string, sessions []sessionlocks.Session, all, wide bool, now time.Time) {
-	shown := sessions
-	if !all {
-		shown = slices.DeleteFunc(slices.Clone(sessions), func(s sessionlocks.Session) bool { return s.State == sessionlocks.StateFree })
-	}
+// writeTable prints the sessions shown (of all the sessions), newest first
+// as List returns them. Every cell is escaped before tabwriter aligns the
+// columns by what it shows.
+func writeTable(w io.Writer, dir string, sessions, shown []sessionlocks.Session, wide bool, now time.Time) {
 	hidden := len(sessions) - len(shown)
 	switch {
 	case len(sessions) == 0:

@@ -11,8 +11,10 @@ package escape
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -24,28 +26,17 @@ func hidden(r rune) bool {
 }
 
 // Text returns s for a terminal: every hidden character Go-quoted, as are
-// bytes that are not UTF-8; s itself when there is none.
+// bytes that are not UTF-8.
 func Text(s string) string {
-	if !needs(s) {
-		return s
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x80 && hidden(r):
-			if c := strings.IndexByte("\a\b\f\n\r\t\v", byte(r)); c >= 0 {
-				b.WriteByte('\\')
-				b.WriteByte("abfnrtv"[c])
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			}
-		case hidden(r) && r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case hidden(r):
-			fmt.Fprintf(&b, `\U%08x`, r)
+		case hidden(r): // never printable, so strconv escapes it
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -54,30 +45,11 @@ func Text(s string) string {
 	return b.String()
 }
 
-func needs(s string) bool {
-	for i, r := range s {
-		if hidden(r) || r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD") {
-			return true
-		}
-	}
-	return false
-}
-
 // JSON returns JSON text with every hidden character that it holds raw
 // written as a JSON escape. Raw, these can only stand in strings (JSON
 // allows no others outside them), so the text keeps its meaning.
 // Bytes that are not UTF-8 become U+FFFD.
 func JSON(b []byte) []byte {
-	clean := true
-	for _, r := range string(b) {
-		if r >= 0x7f && hidden(r) || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return b
-	}
 	out := make([]byte, 0, len(b)+16)
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
@@ -87,7 +59,7 @@ func JSON(b []byte) []byte {
 		case r >= 0x7f && hidden(r) && r <= 0xffff:
 			out = fmt.Appendf(out, `\u%04x`, r)
 		case r >= 0x7f && hidden(r):
-			hi, lo := utf16Pair(r)
+			hi, lo := utf16.EncodeRune(r)
 			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
 		default:
 			out = append(out, b[:n]...)
@@ -95,9 +67,4 @@ func JSON(b []byte) []byte {
 		b = b[n:]
 	}
 	return out
-}
-
-func utf16Pair(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xd800 + r>>10&0x3ff, 0xdc00 + r&0x3ff
 }

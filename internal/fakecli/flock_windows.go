@@ -4,9 +4,7 @@ package fakecli
 // the engine's probe and operation lock test.
 
 import (
-	"errors"
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -36,11 +34,3 @@ func flockExclusive(f *os.File) error {
 func unlock(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
-
-// execKeepingHold: Windows has no exec that keeps the process (and its handles).
-func execKeepingHold(hold *os.File, argv []string) error { return errors.ErrUnsupported }
-
-// execSignal is never delivered on Windows (only os.Interrupt is).
-var execSignal os.Signal = syscall.SIGHUP
-
-func execPlain(argv []string) error { return execKeepingHold(nil, argv) }

@@ -50,10 +50,3 @@ func (k *Map) release(key string, e *entry) {
 	}
 	k.mu.Unlock()
 }
-
-// len is how many keys are held or waited for.
-func (k *Map) len() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.m)
-}

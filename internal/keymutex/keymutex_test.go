@@ -46,3 +46,10 @@ func TestMap(t *testing.T) {
 		}
 	})
 }
+
+// len is how many keys are held or waited for.
+func (k *Map) len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
+}

@@ -107,11 +107,40 @@ func (a *answers) knownIDs() []string {
 	return slices.Collect(maps.Keys(a.ids))
 }
 
-// onNotify prints a notification as it arrives and keeps the known ids
-// current. It runs on the client's read loop.
-func (r *repl) onNotify(method string, params json.RawMessage) {
+// onLateAnswer shows the answer to a call that was interrupted: nothing was
+// done (-32800), or what a forceResume or reclaimStale that had already
+// begun to act did before it finished.
+func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Error) {
+	if err != nil {
+		r.out.print(r.out.line(sgrDim, fmt.Sprintf("(the interrupted %s: error %d: %s)", method, err.Code, err.Message)))
+		return
+	}
+	r.out.print(r.out.line(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + r.out.json(result))
+}
+
+// onFrame sees each message on the wire, as sent: while tracing it shows
+// it framed (Content-Length: N, then the body). A notification it prints
+// with its params exactly as they came (jsonrpc2 would re-encode them,
+// sorting their keys), and keeps the known ids current. It runs on the
+// client's read loop.
+func (r *repl) onFrame(in bool, body []byte) {
+	if r.trace.Load() {
+		arrow := "--> "
+		if in {
+			arrow = "<-- "
+		}
+		r.out.print(r.out.line(sgrDim, fmt.Sprintf("%sContent-Length: %d", arrow, len(body))) + r.out.line(sgrDim, arrow+string(escape.JSON(body))))
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if !in || json.Unmarshal(body, &msg) != nil || msg.Method == "" || msg.ID != nil {
+		return
+	}
 	var n rpc.SessionsChangedParams
-	if method == rpc.NotifySessionsChanged && json.Unmarshal(params, &n) == nil {
+	if msg.Method == rpc.NotifySessionsChanged && json.Unmarshal(msg.Params, &n) == nil {
 		var changed []string
 		for _, s := range n.Changed {
 			changed = append(changed, s.ID)
@@ -125,43 +154,10 @@ func (r *repl) onNotify(method string, params json.RawMessage) {
 	default:
 	}
 	if r.notes.Load() {
-		s := r.out.line(sgrNotice, "<- notification "+method)
-		if params != nil {
-			s += r.out.json(params)
+		s := r.out.line(sgrNotice, "<- notification "+msg.Method)
+		if msg.Params != nil {
+			s += r.out.json(msg.Params)
 		}
-		r.out.async(s)
-	}
-}
-
-// onLateAnswer shows the answer to a call that was interrupted: nothing was
-// done (-32800), or what a forceResume or reclaimStale that had already
-// begun to act did before it finished.
-func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Error) {
-	if err != nil {
-		r.out.async(r.out.line(sgrDim, fmt.Sprintf("(the interrupted %s: error %d: %s)", method, err.Code, err.Message)))
-		return
-	}
-	r.out.async(r.out.line(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + r.out.json(result))
-}
-
-// onFrame sees each message on the wire, as sent: while tracing it shows
-// it framed (Content-Length: N, then the body), and it hands notifications
-// on with their params exactly as they came (jsonrpc2 would re-encode them,
-// sorting their keys).
-func (r *repl) onFrame(in bool, body []byte) {
-	if r.trace.Load() {
-		arrow := "--> "
-		if in {
-			arrow = "<-- "
-		}
-		r.out.async(r.out.line(sgrDim, fmt.Sprintf("%sContent-Length: %d", arrow, len(body))) + r.out.line(sgrDim, arrow+string(escape.JSON(body))))
-	}
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if in && json.Unmarshal(body, &msg) == nil && msg.Method != "" && msg.ID == nil {
-		r.onNotify(msg.Method, msg.Params)
+		r.out.print(s)
 	}
 }

@@ -27,15 +27,10 @@ func (r *repl) command(text string) (done, quit bool) {
 	if len(fields) == 0 {
 		return false, false
 	}
-	name, args := fields[0], fields[1:]
-	switch name {
-	case "clear", "help", "quit", "exit":
-		name = "." + name
-	}
-	switch name {
-	case ".quit", ".exit", ".q":
+	switch name, args := fields[0], fields[1:]; name {
+	case ".quit", ".exit", ".q", "quit", "exit":
 		return true, true
-	case ".help", ".h", ".?":
+	case ".help", ".h", ".?", "help":
 		r.help(args)
 	case ".trace":
 		r.toggle("trace", &r.trace, args)
@@ -43,7 +38,7 @@ func (r *repl) command(text string) (done, quit bool) {
 		r.toggle("notifications", &r.notes, args)
 	case ".wait":
 		r.wait(args)
-	case ".clear":
+	case ".clear", "clear":
 		if r.o.Interactive {
 			r.out.print("\x1b[H\x1b[2J")
 		}

@@ -80,22 +80,23 @@ func (r *repl) reader() (<-chan string, chan<- struct{}) {
 // echo shows an input read from a script after the prompt, as if typed.
 func (r *repl) echo(lines []string) {
 	for i, l := range lines {
-		p := prompt
-		if i > 0 {
-			p = continuePrompt
-		}
-		r.out.print(r.out.line("", p+l))
+		r.out.print(r.out.line("", promptFor(i > 0)+l))
 	}
 }
 
-func (r *repl) terminalLine(more bool) (string, error) {
-	p := prompt
+// promptFor is the prompt for a line, or for one more of an input whose
+// JSON braces are still open.
+func promptFor(more bool) string {
 	if more {
-		p = continuePrompt
+		return continuePrompt
 	}
+	return prompt
+}
+
+func (r *repl) terminalLine(more bool) (string, error) {
 	r.out.setPrompting(true)
-	defer r.out.setPrompting(false)
-	l, err := r.line.Prompt(p)
+	l, err := r.line.Prompt(promptFor(more))
+	r.out.setPrompting(false)
 	if errors.Is(err, io.EOF) {
 		r.out.print("\n")
 	}

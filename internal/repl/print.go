@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +26,6 @@ type printer struct {
 	w         io.Writer
 	color     bool
 	prompting bool
-	redraw    func() // asks the line editor to redraw prompt and line
 }
 
 // ANSI SGR codes.
@@ -67,15 +67,9 @@ func warn(w io.Writer, a ...any) {
 	io.WriteString(w, escape.Text(strings.TrimSuffix(fmt.Sprintln(a...), "\n"))+"\n")
 }
 
-// print writes s from the REPL's own loop.
+// print writes s from any goroutine. While liner prompts, s, which then
+// ends in a newline, goes above the prompt.
 func (p *printer) print(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	io.WriteString(p.w, s)
-}
-
-// async writes s, which ends in a newline, from any goroutine.
-func (p *printer) async(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.prompting {
@@ -85,9 +79,7 @@ func (p *printer) async(s string) {
 	// Raw mode: the line discipline still maps \n to \r\n (liner leaves
 	// OPOST alone), so only the start of the prompt line needs clearing.
 	io.WriteString(p.w, "\r\x1b[K"+s)
-	if p.redraw != nil {
-		p.redraw()
-	}
+	redrawLine()
 }
 
 func (p *printer) setPrompting(on bool) {
@@ -96,42 +88,24 @@ func (p *printer) setPrompting(on bool) {
 	p.mu.Unlock()
 }
 
+// jsonToken is a string (a key when a colon follows), a number, or true,
+// false or null, in valid JSON.
+var jsonToken = regexp.MustCompile(`"(?:[^"\\]|\\.)*":?|-?[0-9][-+.eE0-9]*|[a-z]+`)
+
 // colorJSON paints valid, indented JSON token by token.
 func colorJSON(s string) string {
-	var b strings.Builder
-	paint := func(code, tok string) { b.WriteString("\x1b[" + code + "m" + tok + "\x1b[0m") }
-	for i := 0; i < len(s); {
-		c, j := s[i], i+1
+	return jsonToken.ReplaceAllStringFunc(s, func(tok string) string {
+		code, colon := sgrNumber, ""
 		switch {
-		case c == '"':
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(s))
-			if strings.HasPrefix(strings.TrimLeft(s[j:], " "), ":") {
-				paint(sgrKey, s[i:j])
-			} else {
-				paint(sgrString, s[i:j])
-			}
-		case c == '-' || c >= '0' && c <= '9':
-			for j < len(s) && strings.IndexByte("+-.eE0123456789", s[j]) >= 0 {
-				j++
-			}
-			paint(sgrNumber, s[i:j])
-		case c >= 'a' && c <= 'z': // true, false, null
-			for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
-				j++
-			}
-			paint(sgrLiteral, s[i:j])
-		default:
-			b.WriteByte(c)
+		case strings.HasSuffix(tok, `":`):
+			code, tok, colon = sgrKey, tok[:len(tok)-1], ":"
+		case tok[0] == '"':
+			code = sgrString
+		case tok[0] >= 'a':
+			code = sgrLiteral
 		}
-		i = j
-	}
-	return b.String()
+		return "\x1b[" + code + "m" + tok + "\x1b[0m" + colon
+	})
 }
 
 // duration is short and stable in width: 850µs, 3.2ms, 1.25s.

@@ -78,13 +78,13 @@ type repl struct {
 // end (the caller cancels it on SIGTERM and the like). It returns the exit code.
 func Run(ctx context.Context, o Options) int {
 	cat := protocolCatalog()
-	r := &repl{o: o, cat: cat, out: &printer{w: o.Out, color: o.Color, redraw: redrawLine}, notified: make(chan struct{}, 1)}
+	r := &repl{o: o, cat: cat, out: &printer{w: o.Out, color: o.Color}, notified: make(chan struct{}, 1)}
 	r.parse = parser{cat: cat, vars: r.answers.value}
 	r.notes.Store(true)
 
-	logw := &lineWriter{emit: func(l string) { r.out.async(r.out.line(sgrDim, "serve: "+l)) }}
+	logLine := func(l string) { r.out.print(r.out.line(sgrDim, "serve: "+l)) }
 	var err error
-	r.srv, err = startServer(o.Serve, logw, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
+	r.srv, err = startServer(o.Serve, logLine, rpc.ClientOptions{OnLateAnswer: r.onLateAnswer, Trace: r.onFrame})
 	if err != nil {
 		warn(o.Err, "sessionlocks repl:", err)
 		return 1
@@ -94,7 +94,6 @@ func Run(ctx context.Context, o Options) int {
 		if err := r.srv.close(); err != nil && ctx.Err() == nil && !reported {
 			warn(o.Err, "sessionlocks repl: serve:", err)
 		}
-		logw.flush()
 	}()
 	interrupted := r.handleInterrupts()
 	defer signal.Stop(r.sigint)
@@ -134,7 +133,7 @@ func Run(ctx context.Context, o Options) int {
 			if r.srv.exit != nil {
 				msg = r.srv.exit.Error()
 			}
-			r.out.async(r.out.line(sgrError, "sessionlocks serve exited: "+msg))
+			r.out.print(r.out.line(sgrError, "sessionlocks serve exited: "+msg))
 			return 1
 		case <-ctx.Done():
 			return 1

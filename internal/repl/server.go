@@ -6,12 +6,11 @@ package repl
 // get; and the server's stderr, shown line by line.
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/rpc"
@@ -24,10 +23,11 @@ type server struct {
 	exit   error         // the child's exit status; valid after exited
 }
 
-// startServer starts argv (the serve command) with o's hooks: its stderr,
-// and the client's own complaints, go to logw.
-func startServer(argv []string, logw io.Writer, o rpc.ClientOptions) (*server, error) {
+// startServer starts argv (the serve command) with o's hooks: each line of
+// its stderr, and of the client's own complaints, goes to logLine.
+func startServer(argv []string, logLine func(string), o rpc.ClientOptions) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	logr, logw := io.Pipe()
 	cmd.Stderr = logw
 	Isolate(cmd)
 	o.Framing = rpc.FramingHeader
@@ -36,12 +36,24 @@ func startServer(argv []string, logw io.Writer, o rpc.ClientOptions) (*server, e
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(logr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			logLine(sc.Text())
+		}
+		io.Copy(io.Discard, logr) // past a line too long: serve is never blocked
+	}()
 	s := &server{cmd: cmd, exited: make(chan struct{}), rpc: rc}
 	go func() {
 		// Wait closes the stdout pipe, so it must come after the client has
-		// read everything the child wrote.
+		// read everything the child wrote; what it logged shows before its exit.
 		<-s.rpc.Done()
 		s.exit = cmd.Wait()
+		logw.Close()
+		<-logged
 		close(s.exited)
 	}()
 	return s, nil
@@ -58,34 +70,4 @@ func (s *server) close() error {
 		<-s.exited
 	}
 	return s.exit
-}
-
-// lineWriter hands each complete line written to it to emit.
-type lineWriter struct {
-	mu   sync.Mutex
-	buf  []byte
-	emit func(string)
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		w.emit(string(bytes.TrimRight(w.buf[:i], "\r")))
-		w.buf = w.buf[i+1:]
-	}
-}
-
-func (w *lineWriter) flush() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.emit(string(w.buf))
-		w.buf = nil
-	}
 }

@@ -1,11 +1,11 @@
 // Command copilot is the fake Copilot CLI that tests build under the CLI's own
-// name; see package fakecli.
+// name; see package fakecopilot.
 package main
 
 import (
 	"os"
 
-	"github.com/copilot-ide/sessionlocks/internal/fakecli"
+	"github.com/copilot-ide/sessionlocks/internal/testbin/fakecopilot"
 )
 
-func main() { os.Exit(fakecli.Run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(fakecopilot.Run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -13,7 +13,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// serve runs one request and sends its answer, if it has an id.
+// serve runs one request and sends its answer (Handle drops notifications).
 func (h *handler) serve(f *inflight) {
 	ctx, req := f.ctx, f.req
 	log := h.s.log.With("method", req.Method, "id", req.ID.String())
@@ -26,7 +26,7 @@ func (h *handler) serve(f *inflight) {
 		case <-ctx.Done():
 		}
 	}
-	if f.m != nil && f.m.ordered && !req.Notif {
+	if f.m != nil && f.m.ordered {
 		h.order.RLock()
 		defer h.order.RUnlock()
 	}
@@ -38,12 +38,6 @@ func (h *handler) serve(f *inflight) {
 	}
 	if hook := h.s.opts.testHookAnswered; hook != nil && err == nil {
 		hook(req.Method)
-	}
-	if req.Notif {
-		if err != nil {
-			log.Warn("notification failed", "error", err)
-		}
-		return
 	}
 	replying := time.Now()
 	log = log.With("ms", millis(replying.Sub(start)))

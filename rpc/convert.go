@@ -63,11 +63,11 @@ func wireHolder(h sessionlocks.Holder) Holder {
 	return w
 }
 
-// wireHolders maps hs; never null on the wire.
-func wireHolders(hs []sessionlocks.Holder) []Holder {
-	out := make([]Holder, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, wireHolder(h))
+// wireAll maps xs with f: a list for a required field, [] rather than null.
+func wireAll[T, W any](xs []T, f func(T) W) []W {
+	out := make([]W, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
 }
@@ -88,18 +88,9 @@ func WireSession(s sessionlocks.Session) Session {
 		UpdatedAt:      wireTime(s.UpdatedAt),
 		State:          SessionState(s.State),
 		Conflict:       s.Conflict,
-		Holders:        wireHolders(s.Holders),
+		Holders:        wireAll(s.Holders, wireHolder),
 		HoldersOmitted: s.HoldersOmitted,
 	}
-}
-
-// wireSessions maps ss; never null on the wire.
-func wireSessions(ss []sessionlocks.Session) []Session {
-	out := make([]Session, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, WireSession(s))
-	}
-	return out
 }
 
 // wireCanResume is canResume's answer for a session judged afresh.
@@ -109,7 +100,7 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 		CanResume:      s.State.CanResume(),
 		State:          SessionState(s.State),
 		Conflict:       s.Conflict,
-		Holders:        wireHolders(s.Holders),
+		Holders:        wireAll(s.Holders, wireHolder),
 		HoldersOmitted: s.HoldersOmitted,
 		Message:        s.Message(now),
 		Token:          s.Token(),
@@ -117,18 +108,14 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 }
 
 func wireReclaim(r sessionlocks.ReclaimResult, dryRun bool) *ReclaimStaleResult {
-	out := &ReclaimStaleResult{
-		Reclaimed: wireHolders(r.Reclaimed),
-		Kept:      wireHolders(r.Kept),
-		Failed:    make([]ReclaimFailure, 0, len(r.Failed)),
+	return &ReclaimStaleResult{
+		Reclaimed: wireAll(r.Reclaimed, wireHolder),
+		Kept:      wireAll(r.Kept, wireHolder),
+		Failed:    wireAll(r.Failed, wireFailure),
 		Cancelled: r.Cancelled,
-		Totals:    ReclaimTotals{Reclaimed: r.Totals.Reclaimed, Kept: r.Totals.Kept, Failed: r.Totals.Failed},
+		Totals:    ReclaimTotals(r.Totals),
 		DryRun:    dryRun,
 	}
-	for _, f := range r.Failed {
-		out.Failed = append(out.Failed, wireFailure(f))
-	}
-	return out
 }
 
 func wireFailure(f sessionlocks.Failure) ReclaimFailure {
@@ -140,43 +127,24 @@ func wireFailure(f sessionlocks.Failure) ReclaimFailure {
 }
 
 func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
-	out := &ForceResumeResult{
+	return &ForceResumeResult{
 		SessionID:      id,
-		Removed:        wireHolders(r.Removed),
-		Kept:           wireHolders(r.Kept),
+		Removed:        wireAll(r.Removed, wireHolder),
+		Kept:           wireAll(r.Kept, wireHolder),
 		RemovedOmitted: r.RemovedOmitted,
 		KeptOmitted:    r.KeptOmitted,
-		Signalled:      pids(r.Signalled),
-		Exited:         pids(r.Exited),
-		StillRunning:   pids(r.StillRunning),
+		Signalled:      append([]int{}, r.Signalled...), // [] rather than null
+		Exited:         append([]int{}, r.Exited...),
+		StillRunning:   append([]int{}, r.StillRunning...),
 		Killed:         r.Killed,
-		NotSignalled:   make([]NotSignalled, 0, len(r.NotSignalled)),
-		Failed:         make([]ReclaimFailure, 0, len(r.Failed)),
+		NotSignalled:   wireAll(r.NotSignalled, func(n sessionlocks.Refusal) NotSignalled { return NotSignalled(n) }),
+		Failed:         wireAll(r.Failed, wireFailure),
 		Session:        WireSession(r.Session),
 	}
-	for _, n := range r.NotSignalled {
-		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})
-	}
-	for _, f := range r.Failed {
-		out.Failed = append(out.Failed, wireFailure(f))
-	}
-	return out
-}
-
-// pids is a list of pids for a required field: [] rather than null.
-func pids(p []int) []int {
-	if p == nil {
-		return []int{}
-	}
-	return p
 }
 
 func wireChange(c watch.Change) SessionsChangedParams {
-	removed := c.Removed
-	if removed == nil {
-		removed = []string{}
-	}
-	return SessionsChangedParams{Changed: wireSessions(c.Changed), Removed: removed}
+	return SessionsChangedParams{Changed: wireAll(c.Changed, WireSession), Removed: append([]string{}, c.Removed...)}
 }
 
 func wireWatch(st watch.Stats) *WatchStatus {

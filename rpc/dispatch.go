@@ -11,22 +11,24 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// maxRunning bounds the requests running at once, and apart from them the
-// quick ones (see inflight.quick); the rest wait in the queue.
-const maxRunning = 256
-
-// maxQueuedBytes bounds the queue's requests, counted as their params'
-// bytes plus queuedOverhead each; past it the read loop waits (the only
-// backpressure on input).
 const (
+	// maxRunning bounds the requests running at once, and apart from them
+	// the quick ones (see inflight.quick); the rest wait in the queue.
+	maxRunning = 256
+	// maxQueuedBytes bounds the queue, each request counted as its params'
+	// bytes plus queuedOverhead; past it the read loop waits (the only
+	// backpressure on input).
 	maxQueuedBytes = 64 << 20
 	queuedOverhead = 512
+	// maxAnswers bounds the answers computed but not yet written.
+	maxAnswers = 4
 )
 
 // handler dispatches the requests of one connection.
@@ -42,29 +44,22 @@ type handler struct {
 	quick   int                       // quick requests running
 	room    *sync.Cond                // signalled when the queue shrinks
 
-	// answers bounds the answers computed and not yet written: a request
-	// takes a place before it computes its answer and gives it back once
-	// the answer is written, so that a client that stops reading holds at
-	// most maxAnswers of them (a listing of 3,000 sessions is over a
-	// megabyte) and the requests behind them wait uncomputed.
+	// answers holds a place for each answer computed and not yet written,
+	// so that a client that stops reading holds at most maxAnswers of them
+	// (a listing of 3,000 sessions is over a megabyte) and the requests
+	// behind them wait uncomputed.
 	answers chan struct{}
 
 	// order keeps a listSessions answer from being sent after a
 	// sessionsChanged that went out while it was being made (a client
-	// rebuilding its view from the answer would undo the change): a
-	// listing holds it for reading while it is made and sent, a
-	// notification for writing while it is sent. Listings run side by
-	// side; a notification waits for those under way, and listings begun
-	// after it wait for it. Simpler than making an answer again when a
-	// notification overtook it, and an answer waits at most for one
-	// notification's write.
+	// rebuilding its view from the answer would undo the change): listings
+	// hold it for reading while made and sent, a notification for writing
+	// while sent. Simpler than making an answer again when a notification
+	// overtook it, and an answer waits at most for one notification's write.
 	order sync.RWMutex
 
 	warn rateLimit // warnings about bad input, which a peer can send in a loop
 }
-
-// maxAnswers bounds the answers computed but not yet written.
-const maxAnswers = 4
 
 // inflight is one request, running or queued.
 type inflight struct {
@@ -108,11 +103,10 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick}
+	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick, size: queuedOverhead}
 	if req.Params != nil {
-		f.size = len(*req.Params)
+		f.size += len(*req.Params)
 	}
-	f.size += queuedOverhead
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.running[req.ID] = f
@@ -137,7 +131,8 @@ func (h *handler) hasRoom(f *inflight) bool {
 	return h.active < maxRunning
 }
 
-// start runs f on a goroutine of its own; h.mu is held.
+// start runs f on a goroutine of its own (in order, with
+// Options.sequential); h.mu is held.
 func (h *handler) start(f *inflight) {
 	if f.quick {
 		h.quick++
@@ -164,7 +159,7 @@ func (h *handler) finish(f *inflight) {
 	f.cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if g := h.running[f.req.ID]; g == f {
+	if h.running[f.req.ID] == f {
 		delete(h.running, f.req.ID)
 	}
 	if f.quick {
@@ -189,35 +184,27 @@ func (h *handler) unqueue(f *inflight) {
 }
 
 func (h *handler) cancelRequest(req *jsonrpc2.Request) {
-	var p CancelParams
+	var p struct {
+		ID jsonrpc2.ID `json:"id"`
+	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		h.warn.warn(h.s.log, "malformed $/cancelRequest", "ignoring malformed $/cancelRequest", "error", err)
 		return
 	}
-	var id jsonrpc2.ID
-	if err := json.Unmarshal(p.ID, &id); err != nil {
-		h.warn.warn(h.s.log, "bad $/cancelRequest id", "ignoring $/cancelRequest with a bad id", "id", short(p.ID))
-		return
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f := h.running[id]
+	f := h.running[p.ID]
 	if f == nil {
 		return
 	}
-	h.s.log.Debug("cancelling request", "id", id.String())
+	h.s.log.Debug("cancelling request", "id", p.ID.String())
 	f.cancel()
 	if f.queued && h.quick < maxRunning {
-		// Never started: it starts now, beside the others, only to
-		// answer "cancelled" (see serve), and does nothing. With no room
-		// among the quick ones (a client that does not read their
-		// answers), it keeps its place in the queue and answers then.
-		for i, g := range h.queue {
-			if g == f {
-				h.queue = append(h.queue[:i], h.queue[i+1:]...)
-				break
-			}
-		}
+		// Never started: it starts now, beside the others, only to answer
+		// "cancelled" (see serve). With no room among the quick ones (a
+		// client that does not read their answers), it keeps its place in
+		// the queue and answers then.
+		h.queue = slices.DeleteFunc(h.queue, func(g *inflight) bool { return g == f })
 		h.unqueue(f)
 		f.quick = true
 		h.start(f)

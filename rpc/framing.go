@@ -28,17 +28,7 @@ const (
 	FramingLine
 )
 
-func (f Framing) String() string {
-	switch f {
-	case FramingAuto:
-		return "auto"
-	case FramingHeader:
-		return "header"
-	case FramingLine:
-		return "line"
-	}
-	return "Framing(" + strconv.Itoa(int(f)) + ")"
-}
+func (f Framing) String() string { return [...]string{"auto", "header", "line"}[f] }
 
 // DefaultMaxMessageSize is the default limit on one incoming message's body.
 const DefaultMaxMessageSize = 8 << 20
@@ -65,21 +55,7 @@ type frameReader struct {
 // line longer than the limit is discarded as it streams past.
 func (f *frameReader) readLine() ([]byte, error) {
 	for {
-		var buf []byte
-		var n int64
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = f.r.ReadSlice('\n')
-			n += int64(len(chunk))
-			// +2 leaves room for the line's own "\r\n".
-			if n <= f.max+2 {
-				buf = append(buf, chunk...)
-			}
-			if err != bufio.ErrBufferFull {
-				break
-			}
-		}
+		buf, n, err := f.readLimited(f.max + 2) // +2 for the line's own "\r\n"
 		if err != nil {
 			if err != io.EOF || n == 0 {
 				return nil, err
@@ -135,23 +111,23 @@ func (f *frameReader) readHeaders() (int64, error) {
 			return 0, err
 		}
 	}
-	length, problem, total, started := int64(-1), "", 0, first != nil
+	length, problem, total, started := int64(-1), "", int64(0), first != nil
 	for {
-		line, n := first, len(first)
-		if first != nil {
+		line, n, err := first, int64(len(first)), error(nil)
+		switch {
+		case first != nil:
 			first = nil
-		} else {
-			if f.startsJSON() {
-				// JSON where a header was expected: a client that sends
-				// newline-delimited JSON on a stream that began with headers.
-				f.resync = true
-				if started {
-					return 0, parseError("a JSON message where a header line was expected (the header block before it has no blank line); both are discarded, reading goes on at the next header")
-				}
-				return 0, parseError("a JSON message without Content-Length headers (this stream's framing was chosen from its first byte, which was not '{'); it is discarded, reading goes on at the next header")
+		case f.startsJSON():
+			// JSON where a header was expected: a client that sends
+			// newline-delimited JSON on a stream that began with headers.
+			f.resync = true
+			if started {
+				return 0, parseError("a JSON message where a header line was expected (the header block before it has no blank line); both are discarded, reading goes on at the next header")
 			}
-			var err error
-			if line, n, err = f.readHeaderLine(); err != nil {
+			return 0, parseError("a JSON message without Content-Length headers (this stream's framing was chosen from its first byte, which was not '{'); it is discarded, reading goes on at the next header")
+		default:
+			// The start of a header line is enough to judge it.
+			if line, n, err = f.readLimited(1024); err != nil {
 				if err == io.EOF && (started || n > 0) {
 					err = io.ErrUnexpectedEOF
 				}
@@ -173,14 +149,12 @@ func (f *frameReader) readHeaders() (int64, error) {
 			length, problem = headerLine(text, length)
 		}
 	}
-	switch {
-	case problem != "":
-		// Where this block's body ends is not known.
-		f.resync = true
+	if problem == "" && length < 0 {
+		problem = "header block without a Content-Length header"
+	}
+	if problem != "" {
+		f.resync = true // where this block's body ends is not known
 		return 0, parseError(problem + "; the frame is discarded, reading goes on at the next header")
-	case length < 0:
-		f.resync = true
-		return 0, parseError("header block without a Content-Length header; the frame is discarded, reading goes on at the next header")
 	}
 	return length, nil
 }
@@ -214,12 +188,7 @@ func (f *frameReader) startsJSON() bool {
 
 // isToken reports whether s is an HTTP token (RFC 9110), as a header's name must be.
 func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isTokenByte(s[i]) {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r >= 0x80 || !isTokenByte(byte(r)) }) < 0
 }
 
 func isTokenByte(c byte) bool {
@@ -250,7 +219,7 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 			matched = 0
 		}
 		if matched == len(contentLength) {
-			rest, _, err := f.readHeaderLine()
+			rest, _, err := f.readLimited(1024)
 			return append([]byte("Content-Length:"), rest...), err
 		}
 		switch {
@@ -258,7 +227,7 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 			lineStart, name = true, name[:0]
 		case !lineStart:
 		case b == ':' && len(name) > 0:
-			rest, _, err := f.readHeaderLine()
+			rest, _, err := f.readLimited(1024)
 			return append(append(name, ':'), rest...), err
 		case isTokenByte(b) && len(name) < 1024:
 			name = append(name, b)
@@ -268,17 +237,16 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 	}
 }
 
-// readHeaderLine returns the start of one header line (up to 1 KiB, enough
-// to judge it) and the line's full length; the rest of a long line streams
-// past without being kept.
-func (f *frameReader) readHeaderLine() ([]byte, int, error) {
+// readLimited reads one line, keeps at most its first keep bytes and returns
+// its full length: the rest of a long line streams past.
+func (f *frameReader) readLimited(keep int64) ([]byte, int64, error) {
 	var line []byte
-	n := 0
+	var n int64
 	for {
 		chunk, err := f.r.ReadSlice('\n')
-		n += len(chunk)
-		if room := 1024 - len(line); room > 0 {
-			line = append(line, chunk[:min(len(chunk), room)]...)
+		n += int64(len(chunk))
+		if room := keep - int64(len(line)); room > 0 {
+			line = append(line, chunk[:min(int64(len(chunk)), room)]...)
 		}
 		if err != bufio.ErrBufferFull {
 			return line, n, err
@@ -315,9 +283,3 @@ func formatSize(n int64) string {
 
 // quoteShort gives header text, shortened and quoted, for an error message.
 func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }
-
-func appendHeader(b []byte, n int) []byte {
-	b = append(b, "Content-Length: "...)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, "\r\n\r\n"...)
-}

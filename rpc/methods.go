@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/internal/version"
@@ -79,26 +79,21 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		// An empty list (an IDE whose selection filtered down to nothing)
 		// selects none, as reclaimStale's sessionIds does.
 		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
-		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
+		slices.SortStableFunc(sessions, func(a, b sessionlocks.Session) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
 	}
 	if err != nil {
 		return nil, err
 	}
 	if p.IncludeFree != nil && !*p.IncludeFree {
-		var kept []sessionlocks.Session // the engine's slice is left as it is
-		for _, ss := range sessions {
-			if ss.State != sessionlocks.StateFree {
-				kept = append(kept, ss)
-			}
-		}
-		sessions = kept
+		// On a copy: the engine's slice is left as it is.
+		sessions = slices.DeleteFunc(slices.Clone(sessions), func(s sessionlocks.Session) bool { return s.State == sessionlocks.StateFree })
 	}
 	total := len(sessions)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireSessions(sessions)}, nil
+	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireAll(sessions, WireSession)}, nil
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {

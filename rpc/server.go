@@ -88,15 +88,8 @@ func (s *Server) awaitWatched(ctx context.Context) error {
 	}
 	select {
 	case <-s.watched:
-		return nil
-	default:
-	}
-	t := time.NewTimer(startWait)
-	defer t.Stop()
-	select {
-	case <-s.watched:
 	case <-s.watchDone:
-	case <-t.C:
+	case <-time.After(startWait):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -123,7 +116,6 @@ func NewServer(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
 	h := newHandler(s)
 	stream := NewStream(rwc, StreamOptions{
 		MaxMessageSize: s.opts.MaxMessageSize,
@@ -131,23 +123,21 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		Trace:          s.opts.Trace,
 		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
 	})
-
-	// Set before the connection reads its first request (mutations read
-	// them).
-	var watchDone chan struct{}
-	if w := s.opts.Watcher; w != nil {
-		watchDone = make(chan struct{})
-		s.watchDone = watchDone
-		s.watched = w.Started()
+	watchDone := make(chan struct{})
+	w := s.opts.Watcher
+	if w != nil {
+		// Set before the connection reads its first request (mutations read them).
+		s.watchDone, s.watched = watchDone, w.Started()
+		s.watching.Store(true)
+	} else {
+		close(watchDone)
 	}
 	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(connLog{stream}))
-
-	if w := s.opts.Watcher; w != nil {
-		s.watching.Store(true)
+	if w != nil {
 		go func() {
 			defer close(watchDone)
 			defer s.watching.Store(false)
-			vl := verdictLog{log: s.log}
+			vl := verdictLog{log: s.log, seen: map[string]string{}}
 			err := w.Run(ctx, func(c watch.Change) {
 				vl.change(c)
 				if err := h.notify(conn, NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
@@ -172,14 +162,12 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	cancel()
 	conn.Close()
 	h.cancelAll()
-	if watchDone != nil {
-		select {
-		case <-watchDone:
-		case <-time.After(200 * time.Millisecond):
-			// Typically blocked writing a notification to a client that
-			// stopped reading; the process is about to exit, so not a warning.
-			s.log.Debug("watcher did not stop within 200ms")
-		}
+	select {
+	case <-watchDone:
+	case <-time.After(200 * time.Millisecond):
+		// Typically blocked writing a notification to a client that stopped
+		// reading; the process is about to exit, so not a warning.
+		s.log.Debug("watcher did not stop within 200ms")
 	}
 	return err
 }

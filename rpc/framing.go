@@ -17,25 +17,19 @@ import (
 type Framing int
 
 const (
-	// FramingAuto detects the framing from the first non-whitespace byte the
-	// peer sends: '{' or '[' selects FramingLine, anything else FramingHeader.
-	// Writes wait until the framing is known.
-	FramingAuto Framing = iota
-	// FramingHeader is the LSP base protocol: "Content-Length: N" and other
-	// headers, a blank line, then N bytes of JSON. vscode-jsonrpc speaks it.
-	FramingHeader
-	// FramingLine is newline-delimited JSON: one message per line.
-	FramingLine
+	FramingAuto   Framing = iota // detected from the first non-blank byte ('{' or '[': line); writes wait for it
+	FramingHeader                // the LSP base protocol: "Content-Length: N" headers, a blank line, N bytes of JSON
+	FramingLine                  // newline-delimited JSON: one message per line
 )
 
 func (f Framing) String() string { return [...]string{"auto", "header", "line"}[f] }
 
-// DefaultMaxMessageSize is the default limit on one incoming message's body.
-const DefaultMaxMessageSize = 8 << 20
-
-// maxHeaderBytes bounds one Content-Length header block. LSP headers are two
-// short lines; anything near this size is garbage, not a header.
-const maxHeaderBytes = 8 << 10
+const (
+	// DefaultMaxMessageSize is the default limit on one incoming message's body.
+	DefaultMaxMessageSize = 8 << 20
+	// maxHeaderBytes bounds one header block: LSP's are two short lines.
+	maxHeaderBytes = 8 << 10
+)
 
 // frameReader reads frames off the byte stream once the framing is known,
 // knowing nothing of JSON-RPC: it returns a body, a *wireError for a frame
@@ -44,10 +38,9 @@ type frameReader struct {
 	r       *bufio.Reader
 	max     int64 // the largest body kept; a larger one is discarded unread
 	pending error // an error to report after a final unterminated line
-
-	// resync is set after a frame whose end is not known (a bad header
-	// block, or JSON where headers were expected): the next frame begins
-	// at the next header (see skipToHeader).
+	// resync is set after a frame whose end is not known (a bad header block,
+	// or JSON where headers were expected): the next frame begins at the next
+	// header (see skipToHeader).
 	resync bool
 }
 
@@ -255,15 +248,12 @@ func (f *frameReader) readLimited(keep int64) ([]byte, int64, error) {
 }
 
 func (f *frameReader) tooLarge(size int64) error {
-	return &wireError{
-		code: CodeInvalidRequest,
-		msg:  fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(f.max)),
-		data: &ErrorData{Limit: f.max, Size: size},
-	}
+	msg := fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(f.max))
+	return &wireError{e: newError(CodeInvalidRequest, msg, &ErrorData{Limit: f.max, Size: size})}
 }
 
 func parseError(problem string) error {
-	return &wireError{code: CodeParseError, msg: "parse error: " + problem}
+	return badInput(CodeParseError, "parse error: "+problem)
 }
 
 // noEOF turns the end of input inside a frame into io.ErrUnexpectedEOF.

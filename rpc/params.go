@@ -18,20 +18,15 @@ import (
 	"strings"
 
 	"github.com/copilot-ide/sessionlocks/internal/editdist"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // paramsError is a -32602 answer naming the offending parameter.
-func paramsError(field, format string, args ...any) *jsonrpc2.Error {
+func paramsError(field, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
-	if field != "" {
-		msg = field + ": " + msg
+	if field == "" {
+		return newError(CodeInvalidParams, "invalid params: "+msg, nil)
 	}
-	e := &jsonrpc2.Error{Code: CodeInvalidParams, Message: "invalid params: " + msg}
-	if field != "" {
-		e.SetError(ErrorData{Field: field})
-	}
-	return e
+	return newError(CodeInvalidParams, "invalid params: "+field+": "+msg, &ErrorData{Field: field})
 }
 
 // decodeParams decodes raw (absent, null or an object) into v, a pointer to a struct.

@@ -32,25 +32,18 @@ var _ Watcher = (*watch.Watcher)(nil)
 
 // Options configure a Server.
 type Options struct {
-	// Engine answers every method; required.
-	Engine *sessionlocks.Engine
+	Engine *sessionlocks.Engine // answers every method; required
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
-	Watcher Watcher
-	// Logger receives the server's logs; nil means slog.Default().
-	Logger *slog.Logger
-	// MaxMessageSize limits one incoming message; 0 means DefaultMaxMessageSize.
-	MaxMessageSize int64
+	Watcher        Watcher
+	Logger         *slog.Logger // nil means slog.Default()
+	MaxMessageSize int64        // the limit on one incoming message; 0 means DefaultMaxMessageSize
 	// DrainTimeout is how long, once the input ends, the server waits for
 	// running requests to answer before it cancels them; 0 means 500ms, so
 	// that the process exits well within a second of stdin closing.
 	DrainTimeout time.Duration
-	// Trace, if set, sees every message body read or written. It must not
-	// retain body.
-	Trace func(in bool, body []byte)
-	// LogDropped, if set, counts the log lines dropped because nobody read
-	// the log; status reports it.
-	LogDropped func() uint64
+	Trace        func(in bool, body []byte) // sees every message body read or written; must not retain it
+	LogDropped   func() uint64              // counts the log lines dropped because nobody read the log (status)
 
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
@@ -67,21 +60,18 @@ type Server struct {
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
-
 	// watched is closed once the watcher has its first listing and its
-	// watches (watch.Watcher.Started), watchDone once it stopped. Set before
-	// serving.
+	// watches, watchDone once it stopped; set before serving.
 	watched, watchDone <-chan struct{}
 }
 
-// startWait bounds how long a mutation waits for the watcher to start:
-// past it, the request goes on without (see awaitWatched).
+// startWait bounds how long a mutation waits for the watcher to start.
 const startWait = 2 * time.Second
 
 // awaitWatched lets a request that removes locks wait until the watcher has
-// its first listing and its watches (watch.Watcher.Started). A lock removed
-// earlier could be missing from that listing already, and a client told the
-// server is watching would never hear of the change.
+// its first listing and its watches: a lock removed earlier could be missing
+// from that listing already, and a client told the server is watching would
+// never hear of the change.
 func (s *Server) awaitWatched(ctx context.Context) error {
 	if s.watched == nil {
 		return nil

@@ -53,17 +53,13 @@ type Stream struct {
 	detected chan struct{}
 	closed   chan struct{}
 	close    func() error // once
-
-	// broken is closed once a write has failed (the peer closed its end of
-	// the output, EPIPE), brokenErr set before: a server then has no one
-	// to answer and stops, as it does when its input ends.
+	// broken is closed once a write has failed (EPIPE), brokenErr set
+	// before: a server then has no one to answer and stops.
 	broken     chan struct{}
 	brokenOnce sync.Once
 	brokenErr  error
-
-	wmu sync.Mutex // one frame written at a time, by the Conn or by writeError
-
-	warn rateLimit // warnings about skipped input, which a peer can send in a loop
+	wmu        sync.Mutex // one frame written at a time, by the Conn or by writeError
+	warn       rateLimit  // warnings about skipped input, which a peer can send in a loop
 
 	// reply is the response the Conn is about to write, as its OnSend hook
 	// saw it: the Conn calls the hook and WriteObject under one lock.
@@ -109,7 +105,7 @@ func (s *Stream) ReadObject(v any) error {
 				if err = json.Unmarshal(body, v); err == nil {
 					return nil
 				}
-				err = &wireError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error()}
+				err = badInput(CodeInvalidRequest, "invalid request: "+err.Error())
 			}
 		}
 		var we *wireError
@@ -122,7 +118,7 @@ func (s *Stream) ReadObject(v any) error {
 			return err
 		}
 		if s.opts.Client || we.skip {
-			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.msg)
+			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.e.Message)
 			continue
 		}
 		if err := s.writeError(we); err != nil {

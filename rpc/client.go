@@ -130,12 +130,10 @@ func (c *Client) late(method string, w jsonrpc2.Waiter) {
 func (c *Client) Done() <-chan struct{} { return c.DisconnectNotify() }
 
 // DialCommand starts cmd (a `sessionlocks serve` command whose Stdin and
-// Stdout must be unset) and returns a client speaking to it over its stdin
-// and stdout. The caller waits for cmd after closing the client.
+// Stdout must be unset, or the pipes fail) and returns a client speaking to
+// it over its stdin and stdout. The caller waits for cmd after closing the
+// client.
 func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
-	if cmd.Stdin != nil || cmd.Stdout != nil {
-		return nil, errors.New("rpc.DialCommand: cmd.Stdin and cmd.Stdout must be unset")
-	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -153,17 +151,16 @@ func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 // ReadWriteCloser joins a reader and a writer into one stream; Close closes
 // the writer first (so the peer sees end of input), then the reader.
 func ReadWriteCloser(r io.ReadCloser, w io.WriteCloser) io.ReadWriteCloser {
-	return &rwc{r, w}
+	return struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{r, w, closeFunc(func() error { return errors.Join(w.Close(), r.Close()) })}
 }
 
-type rwc struct {
-	r io.ReadCloser
-	w io.WriteCloser
-}
+type closeFunc func() error
 
-func (p *rwc) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p *rwc) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p *rwc) Close() error                { return errors.Join(p.w.Close(), p.r.Close()) }
+func (f closeFunc) Close() error { return f() }
 
 // Pipe returns the two ends of an in-memory connection, for running a
 // Server and a Client in one process (`sessionlocks call`, tests). Closing

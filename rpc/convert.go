@@ -4,6 +4,7 @@ package rpc
 // by answers and notifications alike.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -169,9 +170,13 @@ func wirePlatform(p sessionlocks.Platform) Platform {
 	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: p.FileSystem, SharedFileSystem: p.Shared, NestedPIDNamespace: p.NestedPIDNamespace}
 }
 
-// toWireError maps an engine error onto a JSON-RPC error, or returns nil
-// when it is none the protocol names (the caller answers -32603).
-func toWireError(err error) *Error {
+// wireErr turns the error a request in ctx failed with into the JSON-RPC
+// error to answer with: -32800 when it was cancelled, the code the protocol
+// names for an engine error, -32603 for any other.
+func wireErr(ctx context.Context, err error) *Error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err())) {
+		return newError(CodeRequestCancelled, "request cancelled", nil)
+	}
 	var (
 		je  *Error
 		nfe *sessionlocks.NotFoundError
@@ -199,7 +204,7 @@ func toWireError(err error) *Error {
 		e.SetError(wireCanResume(ce.Session, time.Now()))
 		return e
 	}
-	return nil
+	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
 }
 
 // osError is the operating system's own message ("permission denied"),

@@ -1,16 +1,20 @@
 package rpc
 
-// Dispatch: which request runs when. Handle runs on jsonrpc2's read loop and
-// never waits for a request to finish, so that however many requests wait
-// (reclaims behind an operation lock another process holds, answers to a
-// client that stopped reading), stdin EOF, $/cancelRequest and status are
-// still read and acted on. Requests beyond maxRunning wait in a queue that
-// holds their message only, no goroutine; only a client that has sent more
-// than maxQueuedBytes of requests nobody has started is made to wait.
+// Dispatch: which request runs when, and its answer sent through the
+// jsonrpc2.Conn. Handle runs on jsonrpc2's read loop and never waits for a
+// request to finish, so that however many requests wait (reclaims behind an
+// operation lock another process holds, answers to a client that stopped
+// reading), stdin EOF, $/cancelRequest and status are still read and acted
+// on. Requests beyond maxRunning wait in a queue that holds their message
+// only, no goroutine; only a client that has sent more than maxQueuedBytes
+// of requests nobody has started is made to wait.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -249,3 +253,73 @@ func (h *handler) drain(d time.Duration) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// serve runs one request and sends its answer (Handle drops notifications).
+func (h *handler) serve(f *inflight) {
+	ctx, req := f.ctx, f.req
+	log := h.s.log.With("method", req.Method, "id", req.ID.String())
+	if !f.quick {
+		// A place among the answers before the answer is made (see
+		// handler.answers); waiting for it, the request has done nothing.
+		select {
+		case h.answers <- struct{}{}:
+			defer func() { <-h.answers }()
+		case <-ctx.Done():
+		}
+	}
+	if f.m != nil && f.m.ordered {
+		h.order.RLock()
+		defer h.order.RUnlock()
+	}
+	start := time.Now()
+	var result any
+	err := ctx.Err() // cancelled before it began: it does nothing
+	if err == nil {
+		result, err = h.call(ctx, req, f.m)
+	}
+	if hook := h.s.opts.testHookAnswered; hook != nil && err == nil {
+		hook(req.Method)
+	}
+	replying := time.Now()
+	log = log.With("ms", millis(replying.Sub(start)))
+	if err != nil {
+		e := wireErr(ctx, err)
+		if e.Code == CodeInternalError {
+			log.Error("request failed", "error", err)
+		} else {
+			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
+		}
+		err = f.conn.ReplyWithError(ctx, req.ID, e)
+	} else {
+		err = f.conn.Reply(ctx, req.ID, result)
+		log.Debug("request answered", "replyMs", millis(time.Since(replying)))
+	}
+	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		log.Warn("sending the answer failed", "error", err)
+	}
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
+}
+
+// notify sends a notification once no listing is under way.
+func (h *handler) notify(conn *jsonrpc2.Conn, method string, params any) error {
+	h.order.Lock()
+	defer h.order.Unlock()
+	h.s.log.Debug("notifying", "method", method)
+	return conn.Notify(context.Background(), method, params)
+}
+
+// millis gives d in milliseconds to the microsecond, as the log shows it.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -248,13 +248,15 @@ func (f *frameReader) readLimited(keep int64) ([]byte, int64, error) {
 }
 
 func (f *frameReader) tooLarge(size int64) error {
-	msg := fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(f.max))
+	limit := fmt.Sprintf("%d bytes", f.max)
+	if f.max >= 1<<20 && f.max%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB (%d bytes)", f.max>>20, f.max)
+	}
+	msg := fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, limit)
 	return &wireError{e: newError(CodeInvalidRequest, msg, &ErrorData{Limit: f.max, Size: size})}
 }
 
-func parseError(problem string) error {
-	return badInput(CodeParseError, "parse error: "+problem)
-}
+func parseError(problem string) error { return badInput(CodeParseError, "parse error: "+problem) }
 
 // noEOF turns the end of input inside a frame into io.ErrUnexpectedEOF.
 func noEOF(err error) error {
@@ -262,13 +264,6 @@ func noEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-func formatSize(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB (%d bytes)", n>>20, n)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // quoteShort gives header text, shortened and quoted, for an error message.

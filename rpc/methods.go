@@ -135,8 +135,6 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 	return wireReclaim(r, p.DryRun), nil
 }
 
-var pid = os.Getpid()
-
 // maxGrace bounds forceResume's graceMs: a caller asking for longer than
 // ten minutes has made a mistake, and the request would hold the session.
 const maxGrace = 10 * time.Minute
@@ -191,19 +189,14 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 	st := &StatusResult{
 		Version:        version.Version,
 		GoVersion:      runtime.Version(),
-		PID:            pid,
+		PID:            os.Getpid(),
 		StateDir:       es.StateDir,
 		StateDirExists: es.StateDirExists,
 		Watching:       s.watching.Load(),
 		UptimeMs:       time.Since(s.started).Milliseconds(),
 		SettleMs:       es.Settle.Milliseconds(),
-		Cache: CacheStatus{
-			TTLMs:   cs.TTL.Milliseconds(),
-			Entries: cs.Entries,
-			Hits:    cs.Hits,
-			Misses:  cs.Misses,
-		},
-		Platform: wirePlatform(es.Platform),
+		Cache:          CacheStatus{TTLMs: cs.TTL.Milliseconds(), Entries: cs.Entries, Hits: cs.Hits, Misses: cs.Misses},
+		Platform:       wirePlatform(es.Platform),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()

@@ -28,8 +28,6 @@ type Watcher interface {
 	Started() <-chan struct{}
 }
 
-var _ Watcher = (*watch.Watcher)(nil)
-
 // Options configure a Server.
 type Options struct {
 	Engine *sessionlocks.Engine // answers every method; required

@@ -81,12 +81,6 @@ type inflight struct {
 	quick bool
 }
 
-func newHandler(s *Server) *handler {
-	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
-	h.room = sync.NewCond(&h.mu)
-	return h
-}
-
 // cancelMethod answers $/cancelRequest sent as a request (by mistake) with
 // null, so that its sender does not wait forever.
 var cancelMethod = Method{Name: NotifyCancelRequest, call: func(context.Context, *Server, *json.RawMessage) (any, error) { return nil, nil }}

@@ -51,9 +51,8 @@ func idError(field string, err error) error {
 	var ide *sessionlocks.IDError
 	switch {
 	case errors.As(err, &ae):
-		e := paramsError(field, "%s", ae.Error())
-		e.SetError(ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count})
-		return e
+		data := &ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count}
+		return newError(CodeInvalidParams, "invalid params: "+field+": "+ae.Error(), data)
 	case errors.As(err, &ide):
 		return paramsError(field, "%s", ide.Error())
 	}

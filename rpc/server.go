@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -104,7 +105,8 @@ func NewServer(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := newHandler(s)
+	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
+	h.room = sync.NewCond(&h.mu)
 	stream := NewStream(rwc, StreamOptions{
 		MaxMessageSize: s.opts.MaxMessageSize,
 		Logger:         s.log,

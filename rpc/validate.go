@@ -58,51 +58,38 @@ func (s *Stream) check(body []byte) error {
 	fail := func(format string, args ...any) error {
 		return &wireError{id: id, e: newError(CodeInvalidRequest, "invalid request: "+fmt.Sprintf(format, args...), nil)}
 	}
-	if v, ok := m["jsonrpc"]; !ok {
-		return fail(`missing "jsonrpc": "2.0"`)
-	} else if string(v) != `"2.0"` {
-		return fail(`"jsonrpc" must be "2.0", got %s`, short(v))
-	}
+	version, hasVersion := m["jsonrpc"]
 	method, isRequest := m["method"]
 	_, hasResult := m["result"]
 	_, hasError := m["error"]
-	switch {
+	var name string
+	switch params := jsonKind(m["params"]); {
+	case !hasVersion:
+		return fail(`missing "jsonrpc": "2.0"`)
+	case string(version) != `"2.0"`:
+		return fail(`"jsonrpc" must be "2.0", got %s`, short(version))
 	case isRequest && (hasResult || hasError):
 		return fail(`a message cannot have both "method" and "result" or "error"`)
-	case isRequest:
-		var name string
-		if json.Unmarshal(method, &name) != nil {
-			return fail(`"method" must be a string, got %s`, jsonKind(method))
-		}
-		if name == "" {
-			return fail(`"method" must not be empty`)
-		}
-		if idProblem != "" {
-			return fail("%s", idProblem)
-		}
-		if p, ok := m["params"]; ok {
-			if k := jsonKind(p); k != "object" && k != "array" && k != "null" {
-				return fail(`"params" must be an object or an array, got %s`, k)
-			}
-		}
-	case hasResult || hasError:
-		if !hasID || string(rawID) == "null" {
-			// The peer's answer to input it could not parse. Answering an
-			// answer could loop between two servers, so it is only logged.
-			e := &Error{Message: "a response without an id"}
-			if json.Unmarshal(m["error"], e) == nil {
-				e.Message = fmt.Sprintf("peer reported error %d: %s", e.Code, e.Message)
-			}
-			return &wireError{e: e, skip: true}
-		}
-		if idProblem != "" {
-			return fail("%s", idProblem)
-		}
-		if hasResult && hasError {
-			return fail(`a response cannot have both "result" and "error"`)
-		}
-	default:
+	case isRequest && json.Unmarshal(method, &name) != nil:
+		return fail(`"method" must be a string, got %s`, jsonKind(method))
+	case isRequest && name == "":
+		return fail(`"method" must not be empty`)
+	case !isRequest && !hasResult && !hasError:
 		return fail(`missing "method"`)
+	case !isRequest && (!hasID || string(rawID) == "null"):
+		// The peer's answer to input it could not parse. Answering an answer
+		// could loop between two servers, so it is only logged.
+		e := &Error{Message: "a response without an id"}
+		if json.Unmarshal(m["error"], e) == nil {
+			e.Message = fmt.Sprintf("peer reported error %d: %s", e.Code, e.Message)
+		}
+		return &wireError{e: e, skip: true}
+	case idProblem != "":
+		return fail("%s", idProblem)
+	case isRequest && params != "object" && params != "array" && params != "null" && params != "nothing":
+		return fail(`"params" must be an object or an array, got %s`, params)
+	case hasResult && hasError:
+		return fail(`a response cannot have both "result" and "error"`)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ package rpc
 // one change may name thousands of sessions.
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -22,9 +21,6 @@ const (
 
 // logVerdicts logs s's verdicts under msg.
 func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
-	if !log.Enabled(context.Background(), slog.LevelInfo) {
-		return
-	}
 	if len(s.Holders) == 0 {
 		log.Info(msg, "session", s.ID, "state", s.State)
 		return

@@ -4,6 +4,7 @@ package rpc
 // `sessionlocks call`, the REPL and tests.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,10 +58,7 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 	if opts.Framing == FramingAuto {
 		opts.Framing = FramingHeader
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := cmp.Or(opts.Logger, slog.Default())
 	stream := NewStream(rwc, StreamOptions{
 		Framing:        opts.Framing,
 		MaxMessageSize: 1 << 30, // a listing of many thousands of sessions is large

@@ -307,13 +307,5 @@ func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (r
 	return m.call(ctx, h.s, req.Params)
 }
 
-// notify sends a notification once no listing is under way.
-func (h *handler) notify(conn *jsonrpc2.Conn, method string, params any) error {
-	h.order.Lock()
-	defer h.order.Unlock()
-	h.s.log.Debug("notifying", "method", method)
-	return conn.Notify(context.Background(), method, params)
-}
-
 // millis gives d in milliseconds to the microsecond, as the log shows it.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

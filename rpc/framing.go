@@ -157,7 +157,7 @@ func (f *frameReader) readHeaders() (int64, error) {
 func headerLine(text string, length int64) (int64, string) {
 	name, value, ok := strings.Cut(text, ":")
 	if !ok || !isToken(name) {
-		return length, fmt.Sprintf("malformed header line %s: want \"Name: value\", as in \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", quoteShort(text))
+		return length, fmt.Sprintf("malformed header line %q: want \"Name: value\", as in \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", clipString(text, 60))
 	}
 	if !strings.EqualFold(name, "Content-Length") {
 		return length, ""
@@ -166,7 +166,7 @@ func headerLine(text string, length int64) (int64, string) {
 	n, err := strconv.ParseInt(value, 10, 64)
 	switch {
 	case err != nil || n < 0:
-		return length, fmt.Sprintf("invalid Content-Length %s: want a non-negative integer", quoteShort(value))
+		return length, fmt.Sprintf("invalid Content-Length %q: want a non-negative integer", clipString(value, 60))
 	case length >= 0 && n != length:
 		return length, fmt.Sprintf("conflicting Content-Length headers: %d and %d", length, n)
 	}
@@ -265,6 +265,3 @@ func noEOF(err error) error {
 	}
 	return err
 }
-
-// quoteShort gives header text, shortened and quoted, for an error message.
-func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }

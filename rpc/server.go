@@ -6,6 +6,7 @@ package rpc
 // then shuts both down.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -35,14 +36,10 @@ type Options struct {
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
 	Watcher        Watcher
-	Logger         *slog.Logger // nil means slog.Default()
-	MaxMessageSize int64        // the limit on one incoming message; 0 means DefaultMaxMessageSize
-	// DrainTimeout is how long, once the input ends, the server waits for
-	// running requests to answer before it cancels them; 0 means 500ms, so
-	// that the process exits well within a second of stdin closing.
-	DrainTimeout time.Duration
-	Trace        func(in bool, body []byte) // sees every message body read or written; must not retain it
-	LogDropped   func() uint64              // counts the log lines dropped because nobody read the log (status)
+	Logger         *slog.Logger               // nil means slog.Default()
+	MaxMessageSize int64                      // the limit on one incoming message; 0 means DefaultMaxMessageSize
+	Trace          func(in bool, body []byte) // sees every message body read or written; must not retain it
+	LogDropped     func() uint64              // counts the log lines dropped because nobody read the log (status)
 
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
@@ -64,8 +61,14 @@ type Server struct {
 	watched, watchDone <-chan struct{}
 }
 
-// startWait bounds how long a mutation waits for the watcher to start.
-const startWait = 2 * time.Second
+const (
+	// drainTimeout is how long, once the input ends, the server waits for
+	// running requests to answer before it cancels them: the process exits
+	// well within a second of stdin closing.
+	drainTimeout = 500 * time.Millisecond
+	// startWait bounds how long a mutation waits for the watcher to start.
+	startWait = 2 * time.Second
+)
 
 // awaitWatched lets a request that removes locks wait until the watcher has
 // its first listing and its watches: a lock removed earlier could be missing
@@ -90,12 +93,7 @@ func NewServer(opts Options) *Server {
 	if opts.Engine == nil {
 		panic("rpc.NewServer: Options.Engine is nil")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 500 * time.Millisecond
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	return &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
 }
 
@@ -111,7 +109,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		MaxMessageSize: s.opts.MaxMessageSize,
 		Logger:         s.log,
 		Trace:          s.opts.Trace,
-		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
+		onEOF:          func() { h.drain(drainTimeout) },
 	})
 	watchDone := make(chan struct{})
 	w := s.opts.Watcher
@@ -130,7 +128,11 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 			vl := verdictLog{log: s.log, seen: map[string]string{}}
 			err := w.Run(ctx, func(c watch.Change) {
 				vl.change(c)
-				if err := h.notify(conn, NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
+				p := wireChange(c)
+				h.order.Lock() // sent once no listing is under way
+				err := conn.Notify(ctx, NotifySessionsChanged, p)
+				h.order.Unlock()
+				if err != nil && ctx.Err() == nil {
 					s.log.Warn("sending sessionsChanged failed", "error", err)
 				}
 			})

@@ -7,6 +7,7 @@ package rpc
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,23 +67,18 @@ type Stream struct {
 	reply *jsonrpc2.Response
 }
 
-var _ jsonrpc2.ObjectStream = (*Stream)(nil)
-
 // NewStream returns a Stream over rwc. Closing the Stream closes rwc.
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
 	s := &Stream{
 		rwc:      rwc,
 		in:       frameReader{r: bufio.NewReaderSize(rwc, 64<<10), max: opts.MaxMessageSize},
 		opts:     opts,
-		log:      opts.Logger,
+		log:      cmp.Or(opts.Logger, slog.Default()),
 		detected: make(chan struct{}),
 		closed:   make(chan struct{}),
 		broken:   make(chan struct{}),
 	}
 	s.close = sync.OnceValue(func() error { close(s.closed); return s.rwc.Close() })
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	if s.in.max <= 0 {
 		s.in.max = DefaultMaxMessageSize
 	}

@@ -77,8 +77,7 @@ var Methods = []Method{
 		"Returns the OpenRPC document describing this protocol, as `sessionlocks schema` prints it (generated into schema/ by `make schema`).",
 		nil,
 		func(*Server, context.Context, *StatusParams) (*json.RawMessage, error) {
-			doc := json.RawMessage(schema.OpenRPC)
-			return &doc, nil
+			return (*json.RawMessage)(&schema.OpenRPC), nil
 		})),
 }
 

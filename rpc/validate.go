@@ -54,7 +54,7 @@ func (s *Stream) check(body []byte) error {
 	}
 
 	rawID, hasID := m["id"]
-	id, idProblem := checkID(rawID, hasID)
+	id, idProblem := checkID(rawID)
 	fail := func(format string, args ...any) error {
 		return &wireError{id: id, e: newError(CodeInvalidRequest, "invalid request: "+fmt.Sprintf(format, args...), nil)}
 	}
@@ -97,11 +97,10 @@ func (s *Stream) check(body []byte) error {
 // checkID returns the id to echo in an error reply (nil for null) and what,
 // if anything, is wrong with it. jsonrpc2.ID holds a string or an integer in
 // [0, 2^63), so other ids are refused rather than silently altered.
-func checkID(raw json.RawMessage, present bool) (json.RawMessage, string) {
-	if !present {
-		return nil, ""
-	}
+func checkID(raw json.RawMessage) (json.RawMessage, string) {
 	switch jsonKind(raw) {
+	case "nothing": // absent
+		return nil, ""
 	case "string":
 		// Echoed through encoding/json, which writes invalid UTF-8 as
 		// U+FFFD: an answer is always valid UTF-8, whatever came in.

@@ -62,9 +62,8 @@ type Server struct {
 }
 
 const (
-	// drainTimeout is how long, once the input ends, the server waits for
-	// running requests to answer before it cancels them: the process exits
-	// well within a second of stdin closing.
+	// drainTimeout is how long running requests get to answer once the input
+	// ends: the process exits well within a second of stdin closing.
 	drainTimeout = 500 * time.Millisecond
 	// startWait bounds how long a mutation waits for the watcher to start.
 	startWait = 2 * time.Second

@@ -10,9 +10,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -21,9 +21,8 @@ import (
 // StreamOptions configure a Stream.
 type StreamOptions struct {
 	Framing Framing // FramingAuto detects it from the input
-	// MaxMessageSize limits one incoming message body, in bytes; a larger one
-	// is discarded unread and answered with an error. 0 means
-	// DefaultMaxMessageSize.
+	// MaxMessageSize limits one incoming body; a larger one is discarded
+	// unread and answered with an error. 0 means DefaultMaxMessageSize.
 	MaxMessageSize int64
 	// Client marks the client end of a connection: input that is not a valid
 	// message is logged and skipped instead of answered.
@@ -199,7 +198,8 @@ func (s *Stream) writeFrame(data []byte) error {
 	}
 	var b []byte
 	if s.framing == FramingHeader {
-		b = append(fmt.Appendf(make([]byte, 0, len(data)+32), "Content-Length: %d\r\n\r\n", len(data)), data...)
+		b = strconv.AppendInt(append(make([]byte, 0, len(data)+32), "Content-Length: "...), int64(len(data)), 10)
+		b = append(append(b, "\r\n\r\n"...), data...)
 	} else {
 		b = append(data, '\n')
 	}

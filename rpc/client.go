@@ -124,9 +124,6 @@ func (c *Client) late(method string, w jsonrpc2.Waiter) {
 	}
 }
 
-// Done is closed when the connection is closed, by either side.
-func (c *Client) Done() <-chan struct{} { return c.DisconnectNotify() }
-
 // DialCommand starts cmd (a `sessionlocks serve` command whose Stdin and
 // Stdout must be unset, or the pipes fail) and returns a client speaking to
 // it over its stdin and stdout. The caller waits for cmd after closing the

@@ -34,15 +34,6 @@ func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
 	return out, nil
 }
 
-// resolveID resolves the id or unique prefix the client sent in field.
-func (s *Server) resolveID(field, id string) (string, error) {
-	full, err := s.engine.Resolve(id)
-	if err != nil {
-		return "", idError(field, err)
-	}
-	return full, nil
-}
-
 // idError answers an id that names no one session: -32602 naming field for
 // an invalid id or an ambiguous prefix (with the sessions it matches in
 // data), the engine's own error (-32001, -32002) otherwise.
@@ -96,9 +87,9 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
-	id, err := s.resolveID("sessionId", p.SessionID)
+	id, err := s.engine.Resolve(p.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, idError("sessionId", err)
 	}
 	ss, err := s.engine.Judge(ctx, id)
 	if err != nil {
@@ -166,9 +157,9 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	}
 	// A prefix is resolved once, here: everything below acts on that one
 	// session, and an expect token names holders of that session only.
-	id, err := s.resolveID("sessionId", p.SessionID)
+	id, err := s.engine.Resolve(p.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, idError("sessionId", err)
 	}
 	if err := s.awaitWatched(ctx); err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ func startServer(argv []string, logw io.Writer, o rpc.ClientOptions) (*server, e
 	go func() {
 		// Wait closes the stdout pipe, so it must come after the client has
 		// read everything the child wrote.
-		<-s.rpc.Done()
+		<-s.rpc.DisconnectNotify()
 		s.exit = cmd.Wait()
 		close(s.exited)
 	}()

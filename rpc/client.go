@@ -4,12 +4,14 @@ package rpc
 // `sessionlocks call`, the REPL and tests.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os/exec"
 	"sync/atomic"
 
@@ -21,9 +23,6 @@ type ClientOptions struct {
 	// Framing is how the client frames what it sends; 0 (FramingAuto) means
 	// FramingHeader, which is what the IDE uses. The server answers in kind.
 	Framing Framing
-	// MaxMessageSize limits one incoming message; 0 means 1 GiB (a
-	// listSessions answer over many thousands of sessions is large).
-	MaxMessageSize int64
 	// OnNotification, if set, is called with every notification the server
 	// sends (sessionsChanged), one at a time, in order. It runs on the read
 	// loop, so answers wait while it does: hand slow work to a goroutine.
@@ -40,13 +39,14 @@ type ClientOptions struct {
 	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
-// A Client speaks JSON-RPC to a sessionlocks server through a jsonrpc2.Conn
-// over the codec the server uses. It adds what the Conn leaves to its
-// user: ids from 1, $/cancelRequest when a call's ctx ends, and the answer
-// that comes after that, to OnLateAnswer.
+// A Client is a jsonrpc2.Conn over the codec the server uses (so that it
+// reads either framing and skips what is not a valid message), with what
+// the Conn leaves to its user added to Call: ids from 1, $/cancelRequest
+// when a call's ctx ends, and the answer that comes after that, to
+// OnLateAnswer. Closing it closes the byte stream: a child started with
+// DialCommand sees its stdin end, which makes `serve` exit.
 type Client struct {
-	conn   *jsonrpc2.Conn
-	stream *Stream
+	*jsonrpc2.Conn
 	log    *slog.Logger
 	onLate func(method string, result json.RawMessage, err *Error)
 	nextID atomic.Uint64
@@ -58,45 +58,31 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 	if opts.Framing == FramingAuto {
 		opts.Framing = FramingHeader
 	}
-	if opts.MaxMessageSize <= 0 {
-		opts.MaxMessageSize = 1 << 30
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	c := &Client{
-		stream: NewStream(rwc, StreamOptions{
-			Framing:        opts.Framing,
-			MaxMessageSize: opts.MaxMessageSize,
-			Client:         true,
-			Logger:         log,
-			Trace:          opts.Trace,
-		}),
-		log:    log,
-		onLate: opts.OnLateAnswer,
-	}
-	c.conn = jsonrpc2.NewConn(context.Background(), c.stream, clientHandler(opts.OnNotification),
-		jsonrpc2.SetLogger(connLog{c.stream}))
-	return c
-}
-
-// clientHandler hands the server's notifications on; the client has no
-// methods, which a request from the server is told.
-type clientHandler func(method string, params json.RawMessage)
-
-func (h clientHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if !req.Notif {
-		conn.ReplyWithError(ctx, req.ID, &Error{Code: CodeMethodNotFound, Message: "the client has no methods"})
-		return
-	}
-	if h != nil {
-		var params json.RawMessage
-		if req.Params != nil {
-			params = *req.Params
+	log := cmp.Or(opts.Logger, slog.Default())
+	stream := NewStream(rwc, StreamOptions{
+		Framing:        opts.Framing,
+		MaxMessageSize: 1 << 30, // a listing of many thousands of sessions is large
+		Client:         true,
+		Logger:         log,
+		Trace:          opts.Trace,
+	})
+	// The server's notifications are handed on; a request from it is told
+	// the client has no methods.
+	h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+		if !req.Notif {
+			return nil, &Error{Code: CodeMethodNotFound, Message: "the client has no methods"}
 		}
-		h(req.Method, params)
-	}
+		if f := opts.OnNotification; f != nil {
+			var params json.RawMessage
+			if req.Params != nil {
+				params = *req.Params
+			}
+			f(req.Method, params)
+		}
+		return nil, nil
+	})
+	conn := jsonrpc2.NewConn(context.Background(), stream, h, jsonrpc2.SetLogger(connLog{stream}))
+	return &Client{Conn: conn, log: log, onLate: opts.OnLateAnswer}
 }
 
 // Call sends a request and waits for its answer, which it decodes into
@@ -108,14 +94,13 @@ func (h clientHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 // ClientOptions.OnLateAnswer.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
-	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	w, err := c.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
 		return err
 	}
 	if err := w.Wait(ctx, result); ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 		return err
 	}
-	// The server is told, and its answer still comes: to OnLateAnswer.
 	c.Notify(context.Background(), NotifyCancelRequest, CancelParams{ID: json.RawMessage(id.String())})
 	go c.late(method, w)
 	return ctx.Err()
@@ -139,31 +124,11 @@ func (c *Client) late(method string, w jsonrpc2.Waiter) {
 	}
 }
 
-// Notify sends a notification.
-func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	return c.conn.Notify(ctx, method, params)
-}
-
-// Done is closed when the connection is closed, by either side.
-func (c *Client) Done() <-chan struct{} { return c.conn.DisconnectNotify() }
-
-// Close closes the connection; calls in flight fail with jsonrpc2.ErrClosed. For a
-// child started with DialCommand this closes its stdin, which makes `serve`
-// exit.
-func (c *Client) Close() error {
-	if err := c.conn.Close(); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
-		return err
-	}
-	return nil
-}
-
 // DialCommand starts cmd (a `sessionlocks serve` command whose Stdin and
-// Stdout must be unset) and returns a client speaking to it over its stdin
-// and stdout. The caller waits for cmd after closing the client.
+// Stdout must be unset, or the pipes fail) and returns a client speaking to
+// it over its stdin and stdout. The caller waits for cmd after closing the
+// client.
 func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
-	if cmd.Stdin != nil || cmd.Stdout != nil {
-		return nil, errors.New("rpc.DialCommand: cmd.Stdin and cmd.Stdout must be unset")
-	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -181,30 +146,18 @@ func DialCommand(cmd *exec.Cmd, opts ClientOptions) (*Client, error) {
 // ReadWriteCloser joins a reader and a writer into one stream; Close closes
 // the writer first (so the peer sees end of input), then the reader.
 func ReadWriteCloser(r io.ReadCloser, w io.WriteCloser) io.ReadWriteCloser {
-	return &rwc{r, w}
+	return struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{r, w, closeFunc(func() error { return errors.Join(w.Close(), r.Close()) })}
 }
 
-type rwc struct {
-	r io.ReadCloser
-	w io.WriteCloser
-}
+type closeFunc func() error
 
-func (p *rwc) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p *rwc) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p *rwc) Close() error {
-	werr := p.w.Close()
-	rerr := p.r.Close()
-	if werr != nil {
-		return werr
-	}
-	return rerr
-}
+func (f closeFunc) Close() error { return f() }
 
 // Pipe returns the two ends of an in-memory connection, for running a
 // Server and a Client in one process (`sessionlocks call`, tests). Closing
 // one end makes the other's reads end with io.EOF.
-func Pipe() (a, b io.ReadWriteCloser) {
-	ar, bw := io.Pipe()
-	br, aw := io.Pipe()
-	return &rwc{ar, aw}, &rwc{br, bw}
-}
+func Pipe() (a, b io.ReadWriteCloser) { return net.Pipe() }

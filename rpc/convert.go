@@ -1,9 +1,14 @@
 package rpc
 
-// Engine types to wire types: one function per type, used by answers and
-// notifications alike.
+// Engine types to wire types, errors included: one function per type, used
+// by answers and notifications alike.
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"time"
 
@@ -63,11 +68,11 @@ func wireHolder(h sessionlocks.Holder) Holder {
 	return w
 }
 
-// wireHolders maps hs; never null on the wire.
-func wireHolders(hs []sessionlocks.Holder) []Holder {
-	out := make([]Holder, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, wireHolder(h))
+// wireAll maps xs with f: a list for a required field, [] rather than null.
+func wireAll[T, W any](xs []T, f func(T) W) []W {
+	out := make([]W, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, f(x))
 	}
 	return out
 }
@@ -88,18 +93,9 @@ func WireSession(s sessionlocks.Session) Session {
 		UpdatedAt:      wireTime(s.UpdatedAt),
 		State:          SessionState(s.State),
 		Conflict:       s.Conflict,
-		Holders:        wireHolders(s.Holders),
+		Holders:        wireAll(s.Holders, wireHolder),
 		HoldersOmitted: s.HoldersOmitted,
 	}
-}
-
-// wireSessions maps ss; never null on the wire.
-func wireSessions(ss []sessionlocks.Session) []Session {
-	out := make([]Session, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, WireSession(s))
-	}
-	return out
 }
 
 // wireCanResume is canResume's answer for a session judged afresh.
@@ -109,7 +105,7 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 		CanResume:      s.State.CanResume(),
 		State:          SessionState(s.State),
 		Conflict:       s.Conflict,
-		Holders:        wireHolders(s.Holders),
+		Holders:        wireAll(s.Holders, wireHolder),
 		HoldersOmitted: s.HoldersOmitted,
 		Message:        s.Message(now),
 		Token:          s.Token(),
@@ -117,18 +113,14 @@ func wireCanResume(s sessionlocks.Session, now time.Time) *CanResumeResult {
 }
 
 func wireReclaim(r sessionlocks.ReclaimResult, dryRun bool) *ReclaimStaleResult {
-	out := &ReclaimStaleResult{
-		Reclaimed: wireHolders(r.Reclaimed),
-		Kept:      wireHolders(r.Kept),
-		Failed:    make([]ReclaimFailure, 0, len(r.Failed)),
+	return &ReclaimStaleResult{
+		Reclaimed: wireAll(r.Reclaimed, wireHolder),
+		Kept:      wireAll(r.Kept, wireHolder),
+		Failed:    wireAll(r.Failed, wireFailure),
 		Cancelled: r.Cancelled,
-		Totals:    ReclaimTotals{Reclaimed: r.Totals.Reclaimed, Kept: r.Totals.Kept, Failed: r.Totals.Failed},
+		Totals:    ReclaimTotals(r.Totals),
 		DryRun:    dryRun,
 	}
-	for _, f := range r.Failed {
-		out.Failed = append(out.Failed, wireFailure(f))
-	}
-	return out
 }
 
 func wireFailure(f sessionlocks.Failure) ReclaimFailure {
@@ -140,43 +132,24 @@ func wireFailure(f sessionlocks.Failure) ReclaimFailure {
 }
 
 func wireForce(id string, r sessionlocks.ForceResult) *ForceResumeResult {
-	out := &ForceResumeResult{
+	return &ForceResumeResult{
 		SessionID:      id,
-		Removed:        wireHolders(r.Removed),
-		Kept:           wireHolders(r.Kept),
+		Removed:        wireAll(r.Removed, wireHolder),
+		Kept:           wireAll(r.Kept, wireHolder),
 		RemovedOmitted: r.RemovedOmitted,
 		KeptOmitted:    r.KeptOmitted,
-		Signalled:      pids(r.Signalled),
-		Exited:         pids(r.Exited),
-		StillRunning:   pids(r.StillRunning),
+		Signalled:      append([]int{}, r.Signalled...), // [] rather than null
+		Exited:         append([]int{}, r.Exited...),
+		StillRunning:   append([]int{}, r.StillRunning...),
 		Killed:         r.Killed,
-		NotSignalled:   make([]NotSignalled, 0, len(r.NotSignalled)),
-		Failed:         make([]ReclaimFailure, 0, len(r.Failed)),
+		NotSignalled:   wireAll(r.NotSignalled, func(n sessionlocks.Refusal) NotSignalled { return NotSignalled(n) }),
+		Failed:         wireAll(r.Failed, wireFailure),
 		Session:        WireSession(r.Session),
 	}
-	for _, n := range r.NotSignalled {
-		out.NotSignalled = append(out.NotSignalled, NotSignalled{PID: n.PID, Why: n.Why})
-	}
-	for _, f := range r.Failed {
-		out.Failed = append(out.Failed, wireFailure(f))
-	}
-	return out
-}
-
-// pids is a list of pids for a required field: [] rather than null.
-func pids(p []int) []int {
-	if p == nil {
-		return []int{}
-	}
-	return p
 }
 
 func wireChange(c watch.Change) SessionsChangedParams {
-	removed := c.Removed
-	if removed == nil {
-		removed = []string{}
-	}
-	return SessionsChangedParams{Changed: wireSessions(c.Changed), Removed: removed}
+	return SessionsChangedParams{Changed: wireAll(c.Changed, WireSession), Removed: append([]string{}, c.Removed...)}
 }
 
 func wireWatch(st watch.Stats) *WatchStatus {
@@ -195,4 +168,59 @@ func wireWatch(st watch.Stats) *WatchStatus {
 // wirePlatform is the status's platform: where the engine judges from.
 func wirePlatform(p sessionlocks.Platform) Platform {
 	return Platform{OS: runtime.GOOS, Arch: runtime.GOARCH, FileSystem: p.FileSystem, SharedFileSystem: p.Shared, NestedPIDNamespace: p.NestedPIDNamespace}
+}
+
+// wireErr turns the error a request in ctx failed with into the JSON-RPC
+// error to answer with: -32800 when it was cancelled, the code the protocol
+// names for an engine error, -32603 for any other.
+func wireErr(ctx context.Context, err error) *Error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err())) {
+		return newError(CodeRequestCancelled, "request cancelled", nil)
+	}
+	var (
+		je  *Error
+		nfe *sessionlocks.NotFoundError
+		sde *sessionlocks.StateDirError
+		fe  *sessionlocks.FileError
+		ce  *sessionlocks.ChangedError
+	)
+	switch {
+	case errors.As(err, &je):
+		return je
+	case errors.Is(err, sessionlocks.ErrInvalidID): // an *IDError says why
+		return paramsError("", "%s", err.Error())
+	case errors.As(err, &nfe):
+		return newError(CodeSessionNotFound, err.Error(), &ErrorData{SessionID: nfe.ID, StateDir: nfe.Dir})
+	case errors.As(err, &sde):
+		cause := osError(sde.Err)
+		return newError(CodeStateDir, fmt.Sprintf("state directory %s unreadable: %s", sde.Path, cause), &ErrorData{Path: sde.Path, Error: cause})
+	case errors.As(err, &fe):
+		cause := osError(fe.Err)
+		return newError(CodeFileOp, fmt.Sprintf("%s %s: %s", fe.Op, fe.Path, cause), &ErrorData{Path: fe.Path, Op: fe.Op, Error: cause})
+	case errors.Is(err, sessionlocks.ErrBusy):
+		return newError(CodeSessionBusy, err.Error(), nil)
+	case errors.As(err, &ce):
+		e := &Error{Code: CodeSessionChanged, Message: "session changed: " + ce.Session.Message(time.Now()) + " Nothing was done; ask again with the answer in data."}
+		e.SetError(wireCanResume(ce.Session, time.Now()))
+		return e
+	}
+	return newError(CodeInternalError, "internal error: "+err.Error(), nil)
+}
+
+// osError is the operating system's own message ("permission denied"),
+// without the op and path an *fs.PathError repeats: the error data carries
+// those separately.
+func osError(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil {
+		return pe.Err.Error()
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) && se.Err != nil {
+		return se.Err.Error()
+	}
+	return err.Error()
 }

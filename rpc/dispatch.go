@@ -1,32 +1,38 @@
 package rpc
 
-// Dispatch: which request runs when. Handle runs on jsonrpc2's read loop and
-// never waits for a request to finish, so that however many requests wait
-// (reclaims behind an operation lock another process holds, answers to a
-// client that stopped reading), stdin EOF, $/cancelRequest and status are
-// still read and acted on. Requests beyond maxRunning wait in a queue that
-// holds their message only, no goroutine; only a client that has sent more
-// than maxQueuedBytes of requests nobody has started is made to wait.
+// Dispatch: which request runs when, and its answer sent through the
+// jsonrpc2.Conn. Handle runs on jsonrpc2's read loop and never waits for a
+// request to finish, so that however many requests wait (reclaims behind an
+// operation lock another process holds, answers to a client that stopped
+// reading), stdin EOF, $/cancelRequest and status are still read and acted
+// on. Requests beyond maxRunning wait in a queue that holds their message
+// only, no goroutine; only a client that has sent more than maxQueuedBytes
+// of requests nobody has started is made to wait.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// maxRunning bounds the requests running at once, and apart from them the
-// quick ones (see inflight.quick); the rest wait in the queue.
-const maxRunning = 256
-
-// maxQueuedBytes bounds the queue's requests, counted as their params'
-// bytes plus queuedOverhead each; past it the read loop waits (the only
-// backpressure on input).
 const (
+	// maxRunning bounds the requests running at once, and apart from them
+	// the quick ones (see inflight.quick); the rest wait in the queue.
+	maxRunning = 256
+	// maxQueuedBytes bounds the queue, each request counted as its params'
+	// bytes plus queuedOverhead; past it the read loop waits (the only
+	// backpressure on input).
 	maxQueuedBytes = 64 << 20
 	queuedOverhead = 512
+	// maxAnswers bounds the answers computed but not yet written.
+	maxAnswers = 4
 )
 
 // handler dispatches the requests of one connection.
@@ -42,29 +48,22 @@ type handler struct {
 	quick   int                       // quick requests running
 	room    *sync.Cond                // signalled when the queue shrinks
 
-	// answers bounds the answers computed and not yet written: a request
-	// takes a place before it computes its answer and gives it back once
-	// the answer is written, so that a client that stops reading holds at
-	// most maxAnswers of them (a listing of 3,000 sessions is over a
-	// megabyte) and the requests behind them wait uncomputed.
+	// answers holds a place for each answer computed and not yet written,
+	// so that a client that stops reading holds at most maxAnswers of them
+	// (a listing of 3,000 sessions is over a megabyte) and the requests
+	// behind them wait uncomputed.
 	answers chan struct{}
 
 	// order keeps a listSessions answer from being sent after a
 	// sessionsChanged that went out while it was being made (a client
-	// rebuilding its view from the answer would undo the change): a
-	// listing holds it for reading while it is made and sent, a
-	// notification for writing while it is sent. Listings run side by
-	// side; a notification waits for those under way, and listings begun
-	// after it wait for it. Simpler than making an answer again when a
-	// notification overtook it, and an answer waits at most for one
-	// notification's write.
+	// rebuilding its view from the answer would undo the change): listings
+	// hold it for reading while made and sent, a notification for writing
+	// while sent. Simpler than making an answer again when a notification
+	// overtook it, and an answer waits at most for one notification's write.
 	order sync.RWMutex
 
 	warn rateLimit // warnings about bad input, which a peer can send in a loop
 }
-
-// maxAnswers bounds the answers computed but not yet written.
-const maxAnswers = 4
 
 // inflight is one request, running or queued.
 type inflight struct {
@@ -80,12 +79,6 @@ type inflight struct {
 	// maxRunning others, so that a client can always ask how the server is,
 	// and take no place among the answers (they are small).
 	quick bool
-}
-
-func newHandler(s *Server) *handler {
-	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
-	h.room = sync.NewCond(&h.mu)
-	return h
 }
 
 // cancelMethod answers $/cancelRequest sent as a request (by mistake) with
@@ -108,11 +101,10 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick}
+	f := &inflight{conn: conn, req: req, m: m, ctx: rctx, cancel: cancel, quick: m == nil || m.quick, size: queuedOverhead}
 	if req.Params != nil {
-		f.size = len(*req.Params)
+		f.size += len(*req.Params)
 	}
-	f.size += queuedOverhead
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.running[req.ID] = f
@@ -137,7 +129,8 @@ func (h *handler) hasRoom(f *inflight) bool {
 	return h.active < maxRunning
 }
 
-// start runs f on a goroutine of its own; h.mu is held.
+// start runs f on a goroutine of its own (in order, with
+// Options.sequential); h.mu is held.
 func (h *handler) start(f *inflight) {
 	if f.quick {
 		h.quick++
@@ -164,7 +157,7 @@ func (h *handler) finish(f *inflight) {
 	f.cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if g := h.running[f.req.ID]; g == f {
+	if h.running[f.req.ID] == f {
 		delete(h.running, f.req.ID)
 	}
 	if f.quick {
@@ -189,35 +182,27 @@ func (h *handler) unqueue(f *inflight) {
 }
 
 func (h *handler) cancelRequest(req *jsonrpc2.Request) {
-	var p CancelParams
+	var p struct {
+		ID jsonrpc2.ID `json:"id"`
+	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		h.warn.warn(h.s.log, "malformed $/cancelRequest", "ignoring malformed $/cancelRequest", "error", err)
 		return
 	}
-	var id jsonrpc2.ID
-	if err := json.Unmarshal(p.ID, &id); err != nil {
-		h.warn.warn(h.s.log, "bad $/cancelRequest id", "ignoring $/cancelRequest with a bad id", "id", short(p.ID))
-		return
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f := h.running[id]
+	f := h.running[p.ID]
 	if f == nil {
 		return
 	}
-	h.s.log.Debug("cancelling request", "id", id.String())
+	h.s.log.Debug("cancelling request", "id", p.ID.String())
 	f.cancel()
 	if f.queued && h.quick < maxRunning {
-		// Never started: it starts now, beside the others, only to
-		// answer "cancelled" (see serve), and does nothing. With no room
-		// among the quick ones (a client that does not read their
-		// answers), it keeps its place in the queue and answers then.
-		for i, g := range h.queue {
-			if g == f {
-				h.queue = append(h.queue[:i], h.queue[i+1:]...)
-				break
-			}
-		}
+		// Never started: it starts now, beside the others, only to answer
+		// "cancelled" (see serve). With no room among the quick ones (a
+		// client that does not read their answers), it keeps its place in
+		// the queue and answers then.
+		h.queue = slices.DeleteFunc(h.queue, func(g *inflight) bool { return g == f })
 		h.unqueue(f)
 		f.quick = true
 		h.start(f)
@@ -262,3 +247,65 @@ func (h *handler) drain(d time.Duration) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// serve runs one request and sends its answer (Handle drops notifications).
+func (h *handler) serve(f *inflight) {
+	ctx, req := f.ctx, f.req
+	log := h.s.log.With("method", req.Method, "id", req.ID.String())
+	if !f.quick {
+		// A place among the answers before the answer is made (see
+		// handler.answers); waiting for it, the request has done nothing.
+		select {
+		case h.answers <- struct{}{}:
+			defer func() { <-h.answers }()
+		case <-ctx.Done():
+		}
+	}
+	if f.m != nil && f.m.ordered {
+		h.order.RLock()
+		defer h.order.RUnlock()
+	}
+	start := time.Now()
+	var result any
+	err := ctx.Err() // cancelled before it began: it does nothing
+	if err == nil {
+		result, err = h.call(ctx, req, f.m)
+	}
+	if hook := h.s.opts.testHookAnswered; hook != nil && err == nil {
+		hook(req.Method)
+	}
+	replying := time.Now()
+	log = log.With("ms", millis(replying.Sub(start)))
+	if err != nil {
+		e := wireErr(ctx, err)
+		if e.Code == CodeInternalError {
+			log.Error("request failed", "error", err)
+		} else {
+			log.Debug("request answered with an error", "code", e.Code, "message", e.Message)
+		}
+		err = f.conn.ReplyWithError(ctx, req.ID, e)
+	} else {
+		err = f.conn.Reply(ctx, req.ID, result)
+		log.Debug("request answered", "replyMs", millis(time.Since(replying)))
+	}
+	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		log.Warn("sending the answer failed", "error", err)
+	}
+}
+
+// call runs one method, turning a panic into -32603 so the server keeps going.
+func (h *handler) call(ctx context.Context, req *jsonrpc2.Request, m *Method) (result any, err error) {
+	if m == nil {
+		return nil, methodNotFound(req.Method)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			h.s.log.Error("panic in handler", "method", req.Method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, newError(CodeInternalError, fmt.Sprintf("internal error: %s panicked: %v", req.Method, r), nil)
+		}
+	}()
+	return m.call(ctx, h.s, req.Params)
+}
+
+// millis gives d in milliseconds to the microsecond, as the log shows it.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -21,12 +21,9 @@ func newError(code int64, msg string, data *ErrorData) *Error {
 
 // ErrorCode is one JSON-RPC error code the server answers with.
 type ErrorCode struct {
-	// Code is the JSON-RPC error code.
-	Code int64
-	// Name is a short name for the code, for documentation and generated clients.
-	Name string
-	// Description says when the code is used and what its data holds.
-	Description string
+	Code        int64  // the JSON-RPC error code
+	Name        string // a short name for the code, for documentation and generated clients
+	Description string // when the code is used and what its data holds
 }
 
 // The error codes. The first five are JSON-RPC's and LSP's own.

@@ -17,35 +17,19 @@ import (
 type Framing int
 
 const (
-	// FramingAuto detects the framing from the first non-whitespace byte the
-	// peer sends: '{' or '[' selects FramingLine, anything else FramingHeader.
-	// Writes wait until the framing is known.
-	FramingAuto Framing = iota
-	// FramingHeader is the LSP base protocol: "Content-Length: N" and other
-	// headers, a blank line, then N bytes of JSON. vscode-jsonrpc speaks it.
-	FramingHeader
-	// FramingLine is newline-delimited JSON: one message per line.
-	FramingLine
+	FramingAuto   Framing = iota // detected from the first non-blank byte ('{' or '[': line); writes wait for it
+	FramingHeader                // the LSP base protocol: "Content-Length: N" headers, a blank line, N bytes of JSON
+	FramingLine                  // newline-delimited JSON: one message per line
 )
 
-func (f Framing) String() string {
-	switch f {
-	case FramingAuto:
-		return "auto"
-	case FramingHeader:
-		return "header"
-	case FramingLine:
-		return "line"
-	}
-	return "Framing(" + strconv.Itoa(int(f)) + ")"
-}
+func (f Framing) String() string { return [...]string{"auto", "header", "line"}[f] }
 
-// DefaultMaxMessageSize is the default limit on one incoming message's body.
-const DefaultMaxMessageSize = 8 << 20
-
-// maxHeaderBytes bounds one Content-Length header block. LSP headers are two
-// short lines; anything near this size is garbage, not a header.
-const maxHeaderBytes = 8 << 10
+const (
+	// DefaultMaxMessageSize is the default limit on one incoming message's body.
+	DefaultMaxMessageSize = 8 << 20
+	// maxHeaderBytes bounds one header block: LSP's are two short lines.
+	maxHeaderBytes = 8 << 10
+)
 
 // frameReader reads frames off the byte stream once the framing is known,
 // knowing nothing of JSON-RPC: it returns a body, a *wireError for a frame
@@ -54,10 +38,9 @@ type frameReader struct {
 	r       *bufio.Reader
 	max     int64 // the largest body kept; a larger one is discarded unread
 	pending error // an error to report after a final unterminated line
-
-	// resync is set after a frame whose end is not known (a bad header
-	// block, or JSON where headers were expected): the next frame begins
-	// at the next header (see skipToHeader).
+	// resync is set after a frame whose end is not known (a bad header block,
+	// or JSON where headers were expected): the next frame begins at the next
+	// header (see skipToHeader).
 	resync bool
 }
 
@@ -65,21 +48,7 @@ type frameReader struct {
 // line longer than the limit is discarded as it streams past.
 func (f *frameReader) readLine() ([]byte, error) {
 	for {
-		var buf []byte
-		var n int64
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = f.r.ReadSlice('\n')
-			n += int64(len(chunk))
-			// +2 leaves room for the line's own "\r\n".
-			if n <= f.max+2 {
-				buf = append(buf, chunk...)
-			}
-			if err != bufio.ErrBufferFull {
-				break
-			}
-		}
+		buf, n, err := f.readLimited(f.max + 2) // +2 for the line's own "\r\n"
 		if err != nil {
 			if err != io.EOF || n == 0 {
 				return nil, err
@@ -135,23 +104,23 @@ func (f *frameReader) readHeaders() (int64, error) {
 			return 0, err
 		}
 	}
-	length, problem, total, started := int64(-1), "", 0, first != nil
+	length, problem, total, started := int64(-1), "", int64(0), first != nil
 	for {
-		line, n := first, len(first)
-		if first != nil {
+		line, n, err := first, int64(len(first)), error(nil)
+		switch {
+		case first != nil:
 			first = nil
-		} else {
-			if f.startsJSON() {
-				// JSON where a header was expected: a client that sends
-				// newline-delimited JSON on a stream that began with headers.
-				f.resync = true
-				if started {
-					return 0, parseError("a JSON message where a header line was expected (the header block before it has no blank line); both are discarded, reading goes on at the next header")
-				}
-				return 0, parseError("a JSON message without Content-Length headers (this stream's framing was chosen from its first byte, which was not '{'); it is discarded, reading goes on at the next header")
+		case f.startsJSON():
+			// JSON where a header was expected: a client that sends
+			// newline-delimited JSON on a stream that began with headers.
+			f.resync = true
+			if started {
+				return 0, parseError("a JSON message where a header line was expected (the header block before it has no blank line); both are discarded, reading goes on at the next header")
 			}
-			var err error
-			if line, n, err = f.readHeaderLine(); err != nil {
+			return 0, parseError("a JSON message without Content-Length headers (this stream's framing was chosen from its first byte, which was not '{'); it is discarded, reading goes on at the next header")
+		default:
+			// The start of a header line is enough to judge it.
+			if line, n, err = f.readLimited(1024); err != nil {
 				if err == io.EOF && (started || n > 0) {
 					err = io.ErrUnexpectedEOF
 				}
@@ -173,14 +142,12 @@ func (f *frameReader) readHeaders() (int64, error) {
 			length, problem = headerLine(text, length)
 		}
 	}
-	switch {
-	case problem != "":
-		// Where this block's body ends is not known.
-		f.resync = true
+	if problem == "" && length < 0 {
+		problem = "header block without a Content-Length header"
+	}
+	if problem != "" {
+		f.resync = true // where this block's body ends is not known
 		return 0, parseError(problem + "; the frame is discarded, reading goes on at the next header")
-	case length < 0:
-		f.resync = true
-		return 0, parseError("header block without a Content-Length header; the frame is discarded, reading goes on at the next header")
 	}
 	return length, nil
 }
@@ -190,7 +157,7 @@ func (f *frameReader) readHeaders() (int64, error) {
 func headerLine(text string, length int64) (int64, string) {
 	name, value, ok := strings.Cut(text, ":")
 	if !ok || !isToken(name) {
-		return length, fmt.Sprintf("malformed header line %s: want \"Name: value\", as in \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", quoteShort(text))
+		return length, fmt.Sprintf("malformed header line %q: want \"Name: value\", as in \"Content-Length: N\" (Content-Length framing was chosen because the first byte was not '{'; send newline-delimited JSON from the start to use that instead)", clipString(text, 60))
 	}
 	if !strings.EqualFold(name, "Content-Length") {
 		return length, ""
@@ -199,7 +166,7 @@ func headerLine(text string, length int64) (int64, string) {
 	n, err := strconv.ParseInt(value, 10, 64)
 	switch {
 	case err != nil || n < 0:
-		return length, fmt.Sprintf("invalid Content-Length %s: want a non-negative integer", quoteShort(value))
+		return length, fmt.Sprintf("invalid Content-Length %q: want a non-negative integer", clipString(value, 60))
 	case length >= 0 && n != length:
 		return length, fmt.Sprintf("conflicting Content-Length headers: %d and %d", length, n)
 	}
@@ -214,12 +181,7 @@ func (f *frameReader) startsJSON() bool {
 
 // isToken reports whether s is an HTTP token (RFC 9110), as a header's name must be.
 func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isTokenByte(s[i]) {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r >= 0x80 || !isTokenByte(byte(r)) }) < 0
 }
 
 func isTokenByte(c byte) bool {
@@ -250,7 +212,7 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 			matched = 0
 		}
 		if matched == len(contentLength) {
-			rest, _, err := f.readHeaderLine()
+			rest, _, err := f.readLimited(1024)
 			return append([]byte("Content-Length:"), rest...), err
 		}
 		switch {
@@ -258,7 +220,7 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 			lineStart, name = true, name[:0]
 		case !lineStart:
 		case b == ':' && len(name) > 0:
-			rest, _, err := f.readHeaderLine()
+			rest, _, err := f.readLimited(1024)
 			return append(append(name, ':'), rest...), err
 		case isTokenByte(b) && len(name) < 1024:
 			name = append(name, b)
@@ -268,17 +230,16 @@ func (f *frameReader) skipToHeader() ([]byte, error) {
 	}
 }
 
-// readHeaderLine returns the start of one header line (up to 1 KiB, enough
-// to judge it) and the line's full length; the rest of a long line streams
-// past without being kept.
-func (f *frameReader) readHeaderLine() ([]byte, int, error) {
+// readLimited reads one line, keeps at most its first keep bytes and returns
+// its full length: the rest of a long line streams past.
+func (f *frameReader) readLimited(keep int64) ([]byte, int64, error) {
 	var line []byte
-	n := 0
+	var n int64
 	for {
 		chunk, err := f.r.ReadSlice('\n')
-		n += len(chunk)
-		if room := 1024 - len(line); room > 0 {
-			line = append(line, chunk[:min(len(chunk), room)]...)
+		n += int64(len(chunk))
+		if room := keep - int64(len(line)); room > 0 {
+			line = append(line, chunk[:min(int64(len(chunk)), room)]...)
 		}
 		if err != bufio.ErrBufferFull {
 			return line, n, err
@@ -287,16 +248,15 @@ func (f *frameReader) readHeaderLine() ([]byte, int, error) {
 }
 
 func (f *frameReader) tooLarge(size int64) error {
-	return &wireError{
-		code: CodeInvalidRequest,
-		msg:  fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, formatSize(f.max)),
-		data: &ErrorData{Limit: f.max, Size: size},
+	limit := fmt.Sprintf("%d bytes", f.max)
+	if f.max >= 1<<20 && f.max%(1<<20) == 0 {
+		limit = fmt.Sprintf("%d MiB (%d bytes)", f.max>>20, f.max)
 	}
+	msg := fmt.Sprintf("message too large: %d bytes exceeds the limit of %s; it was discarded unread", size, limit)
+	return &wireError{e: newError(CodeInvalidRequest, msg, &ErrorData{Limit: f.max, Size: size})}
 }
 
-func parseError(problem string) error {
-	return &wireError{code: CodeParseError, msg: "parse error: " + problem}
-}
+func parseError(problem string) error { return badInput(CodeParseError, "parse error: "+problem) }
 
 // noEOF turns the end of input inside a frame into io.ErrUnexpectedEOF.
 func noEOF(err error) error {
@@ -304,20 +264,4 @@ func noEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-func formatSize(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB (%d bytes)", n>>20, n)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// quoteShort gives header text, shortened and quoted, for an error message.
-func quoteShort(s string) string { return strconv.Quote(clipString(s, 60)) }
-
-func appendHeader(b []byte, n int) []byte {
-	b = append(b, "Content-Length: "...)
-	b = strconv.AppendInt(b, int64(n), 10)
-	return append(b, "\r\n\r\n"...)
 }

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/copilot-ide/sessionlocks/internal/version"
@@ -34,15 +34,6 @@ func (s *Server) resolveIDs(field string, ids []string) ([]string, error) {
 	return out, nil
 }
 
-// resolveID resolves the id or unique prefix the client sent in field.
-func (s *Server) resolveID(field, id string) (string, error) {
-	full, err := s.engine.Resolve(id)
-	if err != nil {
-		return "", idError(field, err)
-	}
-	return full, nil
-}
-
 // idError answers an id that names no one session: -32602 naming field for
 // an invalid id or an ambiguous prefix (with the sessions it matches in
 // data), the engine's own error (-32001, -32002) otherwise.
@@ -51,9 +42,8 @@ func idError(field string, err error) error {
 	var ide *sessionlocks.IDError
 	switch {
 	case errors.As(err, &ae):
-		e := paramsError(field, "%s", ae.Error())
-		e.SetError(ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count})
-		return e
+		data := &ErrorData{Field: field, Candidates: ae.Candidates, Matches: ae.Count}
+		return newError(CodeInvalidParams, "invalid params: "+field+": "+ae.Error(), data)
 	case errors.As(err, &ide):
 		return paramsError(field, "%s", ide.Error())
 	}
@@ -79,32 +69,27 @@ func (s *Server) listSessions(ctx context.Context, p *ListSessionsParams) (*List
 		// An empty list (an IDE whose selection filtered down to nothing)
 		// selects none, as reclaimStale's sessionIds does.
 		sessions, err = s.engine.List(ctx, sessionlocks.ListOptions{IDs: ids})
-		sort.SliceStable(sessions, func(i, j int) bool { return sessions[i].UpdatedAt.After(sessions[j].UpdatedAt) })
+		slices.SortStableFunc(sessions, func(a, b sessionlocks.Session) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
 	}
 	if err != nil {
 		return nil, err
 	}
 	if p.IncludeFree != nil && !*p.IncludeFree {
-		var kept []sessionlocks.Session // the engine's slice is left as it is
-		for _, ss := range sessions {
-			if ss.State != sessionlocks.StateFree {
-				kept = append(kept, ss)
-			}
-		}
-		sessions = kept
+		// On a copy: the engine's slice is left as it is.
+		sessions = slices.DeleteFunc(slices.Clone(sessions), func(s sessionlocks.Session) bool { return s.State == sessionlocks.StateFree })
 	}
 	total := len(sessions)
 	sessions = sessions[min(p.Offset, total):]
 	if p.Limit != nil && *p.Limit < len(sessions) {
 		sessions = sessions[:*p.Limit]
 	}
-	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireSessions(sessions)}, nil
+	return &ListSessionsResult{StateDir: s.engine.Status().StateDir, Total: total, Sessions: wireAll(sessions, WireSession)}, nil
 }
 
 func (s *Server) canResume(ctx context.Context, p *CanResumeParams) (*CanResumeResult, error) {
-	id, err := s.resolveID("sessionId", p.SessionID)
+	id, err := s.engine.Resolve(p.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, idError("sessionId", err)
 	}
 	ss, err := s.engine.Judge(ctx, id)
 	if err != nil {
@@ -140,8 +125,6 @@ func (s *Server) reclaimStale(ctx context.Context, p *ReclaimStaleParams) (*Recl
 	return wireReclaim(r, p.DryRun), nil
 }
 
-var pid = os.Getpid()
-
 // maxGrace bounds forceResume's graceMs: a caller asking for longer than
 // ten minutes has made a mistake, and the request would hold the session.
 const maxGrace = 10 * time.Minute
@@ -174,9 +157,9 @@ func (s *Server) forceResume(ctx context.Context, p *ForceResumeParams) (*ForceR
 	}
 	// A prefix is resolved once, here: everything below acts on that one
 	// session, and an expect token names holders of that session only.
-	id, err := s.resolveID("sessionId", p.SessionID)
+	id, err := s.engine.Resolve(p.SessionID)
 	if err != nil {
-		return nil, err
+		return nil, idError("sessionId", err)
 	}
 	if err := s.awaitWatched(ctx); err != nil {
 		return nil, err
@@ -196,19 +179,14 @@ func (s *Server) status(ctx context.Context, _ *StatusParams) (*StatusResult, er
 	st := &StatusResult{
 		Version:        version.Version,
 		GoVersion:      runtime.Version(),
-		PID:            pid,
+		PID:            os.Getpid(),
 		StateDir:       es.StateDir,
 		StateDirExists: es.StateDirExists,
 		Watching:       s.watching.Load(),
 		UptimeMs:       time.Since(s.started).Milliseconds(),
 		SettleMs:       es.Settle.Milliseconds(),
-		Cache: CacheStatus{
-			TTLMs:   cs.TTL.Milliseconds(),
-			Entries: cs.Entries,
-			Hits:    cs.Hits,
-			Misses:  cs.Misses,
-		},
-		Platform: wirePlatform(es.Platform),
+		Cache:          CacheStatus{TTLMs: cs.TTL.Milliseconds(), Entries: cs.Entries, Hits: cs.Hits, Misses: cs.Misses},
+		Platform:       wirePlatform(es.Platform),
 	}
 	if f := s.opts.LogDropped; f != nil {
 		st.LogDropped = f()

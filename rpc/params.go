@@ -18,20 +18,15 @@ import (
 	"strings"
 
 	"github.com/copilot-ide/sessionlocks/internal/editdist"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // paramsError is a -32602 answer naming the offending parameter.
-func paramsError(field, format string, args ...any) *jsonrpc2.Error {
+func paramsError(field, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
-	if field != "" {
-		msg = field + ": " + msg
+	if field == "" {
+		return newError(CodeInvalidParams, "invalid params: "+msg, nil)
 	}
-	e := &jsonrpc2.Error{Code: CodeInvalidParams, Message: "invalid params: " + msg}
-	if field != "" {
-		e.SetError(ErrorData{Field: field})
-	}
-	return e
+	return newError(CodeInvalidParams, "invalid params: "+field+": "+msg, &ErrorData{Field: field})
 }
 
 // decodeParams decodes raw (absent, null or an object) into v, a pointer to a struct.
@@ -88,12 +83,8 @@ func decodeValue(path string, raw json.RawMessage, v reflect.Value) error {
 	}
 	s := reflect.MakeSlice(v.Type(), len(elems), len(elems))
 	for i, e := range elems {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		if jsonKind(e) == "null" {
-			return paramsError(p, "want %s, got null", want(v.Type().Elem()))
-		}
-		if err := decodeValue(p, e, s.Index(i)); err != nil {
-			return err
+		if jsonKind(e) == "null" || json.Unmarshal(e, s.Index(i).Addr().Interface()) != nil {
+			return paramsError(fmt.Sprintf("%s[%d]", path, i), "want %s, got %s", want(v.Type().Elem()), describe(e))
 		}
 	}
 	v.Set(s)
@@ -131,8 +122,7 @@ func want(t reflect.Type) string {
 // describe names a JSON value for an error message, with the value itself when short.
 func describe(raw []byte) string {
 	k := jsonKind(raw)
-	switch k {
-	case "object", "array", "null":
+	if k == "object" || k == "array" || k == "null" {
 		return k
 	}
 	return k + " " + short(raw)

@@ -15,14 +15,10 @@ type SessionState string
 
 // The session states.
 const (
-	// SessionFree means the session has no lock files at all.
-	SessionFree SessionState = "free"
-	// SessionInUse means at least one process is, or is about to be, writing the session.
-	SessionInUse SessionState = "inUse"
-	// SessionUnknown means no holder is known to be live but at least one could not be judged.
-	SessionUnknown SessionState = "unknown"
-	// SessionStale means every holder is a leftover of a process that is gone.
-	SessionStale SessionState = "stale"
+	SessionFree    SessionState = "free"    // no lock files at all
+	SessionInUse   SessionState = "inUse"   // a process is, or is about to be, writing the session
+	SessionUnknown SessionState = "unknown" // no holder known to be live, and one could not be judged
+	SessionStale   SessionState = "stale"   // every holder a leftover of a process that is gone
 )
 
 // Verdict is the judgement on one lock holder.
@@ -30,12 +26,9 @@ type Verdict string
 
 // The verdicts.
 const (
-	// VerdictLive means a process that is (or is about to be) writing the session holds the lock.
-	VerdictLive Verdict = "live"
-	// VerdictStale means the lock was left behind by a process that is gone.
-	VerdictStale Verdict = "stale"
-	// VerdictUnknown means the evidence is missing; such a lock is never reclaimed automatically.
-	VerdictUnknown Verdict = "unknown"
+	VerdictLive    Verdict = "live"    // a process that is (or is about to be) writing the session holds the lock
+	VerdictStale   Verdict = "stale"   // the lock was left behind by a process that is gone
+	VerdictUnknown Verdict = "unknown" // the evidence is missing: never reclaimed automatically
 )
 
 // Reason names the rule that produced a verdict: one of the engine's

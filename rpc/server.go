@@ -6,11 +6,13 @@ package rpc
 // then shuts both down.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,29 +30,16 @@ type Watcher interface {
 	Started() <-chan struct{}
 }
 
-var _ Watcher = (*watch.Watcher)(nil)
-
 // Options configure a Server.
 type Options struct {
-	// Engine answers every method; required.
-	Engine *sessionlocks.Engine
+	Engine *sessionlocks.Engine // answers every method; required
 	// Watcher, if set, is run by Serve and its changes are pushed as
 	// sessionsChanged notifications.
-	Watcher Watcher
-	// Logger receives the server's logs; nil means slog.Default().
-	Logger *slog.Logger
-	// MaxMessageSize limits one incoming message; 0 means DefaultMaxMessageSize.
-	MaxMessageSize int64
-	// DrainTimeout is how long, once the input ends, the server waits for
-	// running requests to answer before it cancels them; 0 means 500ms, so
-	// that the process exits well within a second of stdin closing.
-	DrainTimeout time.Duration
-	// Trace, if set, sees every message body read or written. It must not
-	// retain body.
-	Trace func(in bool, body []byte)
-	// LogDropped, if set, counts the log lines dropped because nobody read
-	// the log; status reports it.
-	LogDropped func() uint64
+	Watcher        Watcher
+	Logger         *slog.Logger               // nil means slog.Default()
+	MaxMessageSize int64                      // the limit on one incoming message; 0 means DefaultMaxMessageSize
+	Trace          func(in bool, body []byte) // sees every message body read or written; must not retain it
+	LogDropped     func() uint64              // counts the log lines dropped because nobody read the log (status)
 
 	// sequential handles one request at a time, in order, so that transcript
 	// tests get their answers in a deterministic order.
@@ -67,36 +56,31 @@ type Server struct {
 	log      *slog.Logger
 	started  time.Time
 	watching atomic.Bool
-
 	// watched is closed once the watcher has its first listing and its
-	// watches (watch.Watcher.Started), watchDone once it stopped. Set before
-	// serving.
+	// watches, watchDone once it stopped; set before serving.
 	watched, watchDone <-chan struct{}
 }
 
-// startWait bounds how long a mutation waits for the watcher to start:
-// past it, the request goes on without (see awaitWatched).
-const startWait = 2 * time.Second
+const (
+	// drainTimeout is how long running requests get to answer once the input
+	// ends: the process exits well within a second of stdin closing.
+	drainTimeout = 500 * time.Millisecond
+	// startWait bounds how long a mutation waits for the watcher to start.
+	startWait = 2 * time.Second
+)
 
 // awaitWatched lets a request that removes locks wait until the watcher has
-// its first listing and its watches (watch.Watcher.Started). A lock removed
-// earlier could be missing from that listing already, and a client told the
-// server is watching would never hear of the change.
+// its first listing and its watches: a lock removed earlier could be missing
+// from that listing already, and a client told the server is watching would
+// never hear of the change.
 func (s *Server) awaitWatched(ctx context.Context) error {
 	if s.watched == nil {
 		return nil
 	}
 	select {
 	case <-s.watched:
-		return nil
-	default:
-	}
-	t := time.NewTimer(startWait)
-	defer t.Stop()
-	select {
-	case <-s.watched:
 	case <-s.watchDone:
-	case <-t.C:
+	case <-time.After(startWait):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -108,12 +92,7 @@ func NewServer(opts Options) *Server {
 	if opts.Engine == nil {
 		panic("rpc.NewServer: Options.Engine is nil")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 500 * time.Millisecond
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	return &Server{opts: opts, engine: opts.Engine, log: opts.Logger, started: time.Now()}
 }
 
@@ -123,34 +102,36 @@ func NewServer(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	h := newHandler(s)
+	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
+	h.room = sync.NewCond(&h.mu)
 	stream := NewStream(rwc, StreamOptions{
 		MaxMessageSize: s.opts.MaxMessageSize,
 		Logger:         s.log,
 		Trace:          s.opts.Trace,
-		onEOF:          func() { h.drain(s.opts.DrainTimeout) },
+		onEOF:          func() { h.drain(drainTimeout) },
 	})
-
-	// Set before the connection reads its first request (mutations read
-	// them).
-	var watchDone chan struct{}
-	if w := s.opts.Watcher; w != nil {
-		watchDone = make(chan struct{})
-		s.watchDone = watchDone
-		s.watched = w.Started()
+	watchDone := make(chan struct{})
+	w := s.opts.Watcher
+	if w != nil {
+		// Set before the connection reads its first request (mutations read them).
+		s.watchDone, s.watched = watchDone, w.Started()
+		s.watching.Store(true)
+	} else {
+		close(watchDone)
 	}
 	conn := jsonrpc2.NewConn(ctx, stream, h, jsonrpc2.OnSend(stream.sending), jsonrpc2.SetLogger(connLog{stream}))
-
-	if w := s.opts.Watcher; w != nil {
-		s.watching.Store(true)
+	if w != nil {
 		go func() {
 			defer close(watchDone)
 			defer s.watching.Store(false)
-			vl := verdictLog{log: s.log}
+			vl := verdictLog{log: s.log, seen: map[string]string{}}
 			err := w.Run(ctx, func(c watch.Change) {
 				vl.change(c)
-				if err := h.notify(conn, NotifySessionsChanged, wireChange(c)); err != nil && ctx.Err() == nil {
+				p := wireChange(c)
+				h.order.Lock() // sent once no listing is under way
+				err := conn.Notify(ctx, NotifySessionsChanged, p)
+				h.order.Unlock()
+				if err != nil && ctx.Err() == nil {
 					s.log.Warn("sending sessionsChanged failed", "error", err)
 				}
 			})
@@ -172,14 +153,12 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	cancel()
 	conn.Close()
 	h.cancelAll()
-	if watchDone != nil {
-		select {
-		case <-watchDone:
-		case <-time.After(200 * time.Millisecond):
-			// Typically blocked writing a notification to a client that
-			// stopped reading; the process is about to exit, so not a warning.
-			s.log.Debug("watcher did not stop within 200ms")
-		}
+	select {
+	case <-watchDone:
+	case <-time.After(200 * time.Millisecond):
+		// Typically blocked writing a notification to a client that stopped
+		// reading; the process is about to exit, so not a warning.
+		s.log.Debug("watcher did not stop within 200ms")
 	}
 	return err
 }

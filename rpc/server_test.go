@@ -220,7 +220,6 @@ func TestEOFStillAnswers(t *testing.T) {
 		t.Fatalf("the answer to a request read before EOF was lost: %q", out)
 	}
 	// A request that outlives the drain window is cancelled, and says so.
-	opts.DrainTimeout = 50 * time.Millisecond
 	start := time.Now()
 	out = serveBytes(t, opts, []byte(`{"jsonrpc":"2.0","id":2,"method":"test.sleep","params":{"ms":60000}}`+"\n"))
 	if !bytes.Contains(out, []byte(`"code":-32800`)) {

@@ -7,10 +7,12 @@ package rpc
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -18,25 +20,20 @@ import (
 
 // StreamOptions configure a Stream.
 type StreamOptions struct {
-	// Framing selects the framing; FramingAuto detects it from the input.
-	Framing Framing
-	// MaxMessageSize limits one incoming message body, in bytes; a larger one
-	// is discarded unread and answered with an error. 0 means
-	// DefaultMaxMessageSize.
+	Framing Framing // FramingAuto detects it from the input
+	// MaxMessageSize limits one incoming body; a larger one is discarded
+	// unread and answered with an error. 0 means DefaultMaxMessageSize.
 	MaxMessageSize int64
 	// Client marks the client end of a connection: input that is not a valid
-	// message is logged and skipped instead of answered, and responses with a
-	// null id (the server's answers to unparseable input) are logged.
+	// message is logged and skipped instead of answered.
 	Client bool
-	// Logger receives warnings about skipped input; nil means slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger // warnings about skipped input; nil means slog.Default()
 	// Trace, if set, is called with every message body read (in is true) or
 	// written, in order. It must not retain body.
 	Trace func(in bool, body []byte)
-
 	// onEOF, if set, runs when the input ends or fails, before ReadObject
-	// reports it and the connection closes: the server waits there for requests
-	// still running so that their answers are not lost.
+	// reports it and the connection closes: the server waits there for
+	// requests still running so that their answers are not lost.
 	onEOF func()
 }
 
@@ -52,30 +49,22 @@ type Stream struct {
 	log  *slog.Logger
 	// framing is set once, by NewStream or by the reader when it detects
 	// it; writers read it after detected is closed.
-	framing   Framing
-	detected  chan struct{}
-	closed    chan struct{}
-	closeOnce sync.Once
-	closeErr  error
-
-	// broken is closed once a write has failed (the peer closed its end of
-	// the output, EPIPE), brokenErr set before: a server then has no one
-	// to answer and stops, as it does when its input ends.
+	framing  Framing
+	detected chan struct{}
+	closed   chan struct{}
+	close    func() error // once
+	// broken is closed once a write has failed (EPIPE), brokenErr set
+	// before: a server then has no one to answer and stops.
 	broken     chan struct{}
 	brokenOnce sync.Once
 	brokenErr  error
-
-	wmu sync.Mutex // one frame written at a time, by the Conn or by writeError
-
-	warn rateLimit // warnings about skipped input, which a peer can send in a loop
+	wmu        sync.Mutex // one frame written at a time, by the Conn or by writeError
+	warn       rateLimit  // warnings about skipped input, which a peer can send in a loop
 
 	// reply is the response the Conn is about to write, as its OnSend hook
-	// (Stream.sending) saw it; the Conn calls the hook and WriteObject under
-	// one lock, one message at a time.
+	// saw it: the Conn calls the hook and WriteObject under one lock.
 	reply *jsonrpc2.Response
 }
-
-var _ jsonrpc2.ObjectStream = (*Stream)(nil)
 
 // NewStream returns a Stream over rwc. Closing the Stream closes rwc.
 func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
@@ -83,14 +72,12 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) *Stream {
 		rwc:      rwc,
 		in:       frameReader{r: bufio.NewReaderSize(rwc, 64<<10), max: opts.MaxMessageSize},
 		opts:     opts,
-		log:      opts.Logger,
+		log:      cmp.Or(opts.Logger, slog.Default()),
 		detected: make(chan struct{}),
 		closed:   make(chan struct{}),
 		broken:   make(chan struct{}),
 	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.close = sync.OnceValue(func() error { close(s.closed); return s.rwc.Close() })
 	if s.in.max <= 0 {
 		s.in.max = DefaultMaxMessageSize
 	}
@@ -113,7 +100,7 @@ func (s *Stream) ReadObject(v any) error {
 				if err = json.Unmarshal(body, v); err == nil {
 					return nil
 				}
-				err = &wireError{code: CodeInvalidRequest, msg: "invalid request: " + err.Error()}
+				err = badInput(CodeInvalidRequest, "invalid request: "+err.Error())
 			}
 		}
 		var we *wireError
@@ -126,7 +113,7 @@ func (s *Stream) ReadObject(v any) error {
 			return err
 		}
 		if s.opts.Client || we.skip {
-			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.msg)
+			s.warn.warn(s.log, "skip", "skipping a message", "problem", we.e.Message)
 			continue
 		}
 		if err := s.writeError(we); err != nil {
@@ -141,23 +128,21 @@ func (s *Stream) readFrame() ([]byte, error) {
 	if s.in.pending != nil {
 		return nil, s.in.pending
 	}
-	if s.framing == FramingAuto {
-		for {
-			b, err := s.in.r.ReadByte()
-			if err != nil {
-				return nil, err
-			}
-			if b != ' ' && b != '\t' && b != '\r' && b != '\n' {
-				s.in.r.UnreadByte()
-				if b == '{' || b == '[' {
-					s.setFraming(FramingLine)
-				} else {
-					s.setFraming(FramingHeader)
-				}
-				s.log.Debug("framing detected", "framing", s.framing.String())
-				break
-			}
+	for s.framing == FramingAuto {
+		b, err := s.in.r.ReadByte()
+		if err != nil {
+			return nil, err
 		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			s.setFraming(FramingLine)
+		default:
+			s.setFraming(FramingHeader)
+		}
+		s.in.r.UnreadByte()
+		s.log.Debug("framing detected", "framing", s.framing.String())
 	}
 	if s.framing == FramingLine {
 		return s.in.readLine()
@@ -177,7 +162,6 @@ func (s *Stream) WriteObject(obj any) error {
 		// A result as Conn.Reply encoded it, framed without encoding it
 		// again: json.Marshal of the Conn's message would check and copy
 		// the result three more times, most of a large listing's time.
-		// (The Conn calls its OnSend hooks right before WriteObject.)
 		id, _ := r.ID.MarshalJSON()
 		data = make([]byte, 0, len(*r.Result)+len(id)+32)
 		data = append(append(append(data, `{"id":`...), id...), `,"result":`...)
@@ -214,7 +198,8 @@ func (s *Stream) writeFrame(data []byte) error {
 	}
 	var b []byte
 	if s.framing == FramingHeader {
-		b = append(appendHeader(make([]byte, 0, len(data)+32), len(data)), data...)
+		b = strconv.AppendInt(append(make([]byte, 0, len(data)+32), "Content-Length: "...), int64(len(data)), 10)
+		b = append(append(b, "\r\n\r\n"...), data...)
 	} else {
 		b = append(data, '\n')
 	}
@@ -230,10 +215,4 @@ func (s *Stream) writeFrame(data []byte) error {
 }
 
 // Close closes the underlying byte stream; pending writes fail.
-func (s *Stream) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.closed)
-		s.closeErr = s.rwc.Close()
-	})
-	return s.closeErr
-}
+func (s *Stream) Close() error { return s.close() }

@@ -107,7 +107,7 @@ func TestStreamHeaderLimit(t *testing.T) {
 // writes, whatever the result holds.
 func TestReplyFramedAsConnWould(t *testing.T) {
 	results := []any{
-		ListSessionsResult{StateDir: `/s "<&>"`, Sessions: wireSessions(nil)},
+		ListSessionsResult{StateDir: `/s "<&>"`, Sessions: []Session{}},
 		map[string]any{"name": "a\u2028b\u202e <script> é \x1b", "n": 1.5},
 		nil, "", []int{},
 	}

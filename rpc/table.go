@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/copilot-ide/sessionlocks/internal/editdist"
@@ -19,35 +19,24 @@ import (
 // Method describes one method of the protocol. The dispatcher and the schema
 // generator both walk Methods, so adding a method is one table entry.
 type Method struct {
-	// Name is the JSON-RPC method name.
-	Name string
-	// Summary is one sentence saying what the method does.
-	Summary string
-	// Params is the type of the params object.
-	Params reflect.Type
-	// Result is the type of the result.
-	Result reflect.Type
-	// Errors are the error codes the method answers with, beyond -32700, -32600, -32601 and -32603 which any request may get.
+	Name    string       // the JSON-RPC method name
+	Summary string       // one sentence saying what the method does
+	Params  reflect.Type // the params object's type
+	Result  reflect.Type // the result's type
+	// Errors are the codes the method answers with beyond -32700, -32600, -32601 and -32603, which any request may get.
 	Errors []ErrorCode
 
-	call func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
-	// ordered answers are never sent after a sessionsChanged that went out
-	// while they were being made (see handler.order).
-	ordered bool
-	// quick methods answer from memory at once (see inflight.quick).
-	quick bool
+	call    func(ctx context.Context, s *Server, params *json.RawMessage) (any, error)
+	ordered bool // never sent after a sessionsChanged that went out while it was made (see handler.order)
+	quick   bool // answers from memory at once (see inflight.quick)
 }
 
 // Notification describes one notification of the protocol.
 type Notification struct {
-	// Name is the JSON-RPC method name.
-	Name string
-	// Summary is one sentence saying when it is sent.
-	Summary string
-	// Params is the type of the params object.
-	Params reflect.Type
-	// FromClient is true for a notification the client sends to the server ($/cancelRequest).
-	FromClient bool
+	Name       string       // the JSON-RPC method name
+	Summary    string       // one sentence saying when it is sent
+	Params     reflect.Type // the params object's type
+	FromClient bool         // sent by the client to the server ($/cancelRequest)
 }
 
 // Method and notification names.
@@ -88,8 +77,7 @@ var Methods = []Method{
 		"Returns the OpenRPC document describing this protocol, as `sessionlocks schema` prints it (generated into schema/ by `make schema`).",
 		nil,
 		func(*Server, context.Context, *StatusParams) (*json.RawMessage, error) {
-			doc := json.RawMessage(schema.OpenRPC)
-			return &doc, nil
+			return (*json.RawMessage)(&schema.OpenRPC), nil
 		})),
 }
 
@@ -109,10 +97,8 @@ var Notifications = []Notification{
 }
 
 func lookup(name string) *Method {
-	for i := range Methods {
-		if Methods[i].Name == name {
-			return &Methods[i]
-		}
+	if i := slices.IndexFunc(Methods, func(m Method) bool { return m.Name == name }); i >= 0 {
+		return &Methods[i]
 	}
 	return nil
 }
@@ -123,7 +109,7 @@ func methodNotFound(name string) *Error {
 		names[i] = m.Name
 	}
 	best := editdist.Closest(name, names, 4)
-	sort.Strings(names)
+	slices.Sort(names)
 	msg := fmt.Sprintf("method %q not found", clipString(name, maxEcho))
 	if best != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", best)

@@ -6,7 +6,6 @@ package rpc
 // one change may name thousands of sessions.
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,19 +15,12 @@ import (
 )
 
 const (
-	// maxLoggedHolders is how many of a session's holders get a line each;
-	// the rest are one line of counts.
-	maxLoggedHolders = 5
-	// maxLoggedSessions is how many sessions of one change get lines; the
-	// rest are one line.
-	maxLoggedSessions = 20
+	maxLoggedHolders  = 5  // a session's holders with a line each; the rest get one line of counts
+	maxLoggedSessions = 20 // the sessions of one change with lines; the rest get one line
 )
 
 // logVerdicts logs s's verdicts under msg.
 func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
-	if !log.Enabled(context.Background(), slog.LevelInfo) {
-		return
-	}
 	if len(s.Holders) == 0 {
 		log.Info(msg, "session", s.ID, "state", s.State)
 		return
@@ -56,27 +48,22 @@ func verdictCounts(hs []sessionlocks.Holder) string {
 	return strings.Join(out, " ")
 }
 
-// verdictLog remembers what was last logged of each session the watcher
-// reported, so that only a change of state or verdicts is logged, not every
-// write to its metadata. The watcher's callback is its only user.
+// verdictLog logs the verdicts of the sessions the watcher reports when they
+// change, not on every write to a session's metadata (which the watcher
+// reports too).
 type verdictLog struct {
 	log  *slog.Logger
 	seen map[string]string // session id: its verdicts' signature
 }
 
 func (v *verdictLog) change(c watch.Change) {
-	if v.seen == nil {
-		v.seen = map[string]string{}
-	}
 	logged := 0
 	for _, s := range c.Changed {
-		sig := signature(s)
-		if v.seen[s.ID] == sig {
-			continue
-		}
-		v.seen[s.ID] = sig
-		if logged++; logged <= maxLoggedSessions {
-			logVerdicts(v.log, "verdict changed", s)
+		if sig := signature(s); v.seen[s.ID] != sig {
+			v.seen[s.ID] = sig
+			if logged++; logged <= maxLoggedSessions {
+				logVerdicts(v.log, "verdict changed", s)
+			}
 		}
 	}
 	for _, id := range c.Removed {

@@ -74,7 +74,7 @@ func TestVerdictLogChanges(t *testing.T) {
 		return sessionlocks.Session{ID: id, State: st, Holders: []sessionlocks.Holder{{SessionID: id, PID: 42, Verdict: v, Reason: r}}}
 	}
 	var logs syncbuf.Buffer
-	vl := verdictLog{log: logTo(&logs)}
+	vl := verdictLog{log: logTo(&logs), seen: map[string]string{}}
 	count := func() int { return strings.Count(string(logs.Bytes()), "\n") }
 	for _, step := range []struct {
 		name   string

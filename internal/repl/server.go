@@ -50,7 +50,7 @@ func startServer(argv []string, logLine func(string), o rpc.ClientOptions) (*ser
 	go func() {
 		// Wait closes the stdout pipe, so it must come after the client has
 		// read everything the child wrote; what it logged shows before its exit.
-		<-s.rpc.Done()
+		<-s.rpc.DisconnectNotify()
 		s.exit = cmd.Wait()
 		logw.Close()
 		<-logged

@@ -38,8 +38,6 @@ const (
 	// metaSchema is how the OpenRPC spec says rpc.discover's result is
 	// described: by reference to the OpenRPC meta-schema.
 	metaSchema = "https://raw.githubusercontent.com/open-rpc/meta-schema/master/schema.json"
-
-	discoverMethod = "rpc.discover"
 )
 
 func main() {
@@ -122,7 +120,7 @@ func addMethods(doc *openRPC, defs jsonschema.Definitions, comments map[string]s
 			XParams:        ref(params),
 		}
 		result := contentDescriptor{Name: m.Name + "Result"}
-		if m.Name == discoverMethod {
+		if m.Name == rpc.MethodDiscover {
 			result.Schema = &jsonschema.Schema{Ref: metaSchema}
 			result.Description = "The OpenRPC document describing this server: this document."
 		} else {

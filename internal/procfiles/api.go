@@ -18,13 +18,6 @@ func Openers(ctx context.Context, path string, want FileID) (procs []Process, un
 	return r.procs, r.unseen, err
 }
 
-// Files returns pid's descriptors open on files (vnodes), with each file's
-// identity. With an error it returns the files it could read: the list is
-// whole only when err is nil. macOS only.
-func Files(ctx context.Context, pid int) ([]OpenFile, error) {
-	return guarded(ctx, func(ctx context.Context) ([]OpenFile, error) { return files(ctx, pid) })
-}
-
 // Executable returns the path of the executable pid runs, as the kernel
 // found it at exec (links resolved; Linux's /proc/<pid>/exe). macOS only
 // (gopsutil reads it on Windows).

@@ -1,9 +1,8 @@
 // Package procfiles reads what the kernel says about other processes' files
 // where Go's own packages and x/sys cannot: who has a given file open and
-// since when, which files a process has open, the executable it runs, and
-// its controlling terminal. On macOS that is libproc, called through purego
-// (no cgo); on Windows the Restart Manager. It gives facts; the caller
-// decides what they prove.
+// since when, the executable it runs, and its controlling terminal. On macOS
+// that is libproc, called through purego (no cgo); on Windows the Restart
+// Manager. It gives facts; the caller decides what they prove.
 //
 // A call that cannot work on this system returns an error wrapping
 // errors.ErrUnsupported that says why: the caller then proves nothing. An

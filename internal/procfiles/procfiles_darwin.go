@@ -202,21 +202,6 @@ func startTime(pid int32) (time.Time, error) {
 	return time.Unix(kp.Proc.P_starttime.Unix()), nil
 }
 
-func files(ctx context.Context, pid int) ([]OpenFile, error) {
-	if err := load(); err != nil {
-		return nil, err
-	}
-	var out []OpenFile
-	err := eachFile(ctx, int32(pid), make([]byte, vnodeFDInfoWithPathSize), func(f OpenFile) bool {
-		out = append(out, f)
-		return true
-	})
-	if err != nil {
-		err = fmt.Errorf("the open files of pid %d: %w", pid, err)
-	}
-	return out, err
-}
-
 func executable(pid int) (string, error) {
 	if err := load(); err != nil {
 		return "", err

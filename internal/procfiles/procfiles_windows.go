@@ -108,10 +108,6 @@ func isFile(path string, want FileID) error {
 	return nil
 }
 
-func files(ctx context.Context, pid int) ([]OpenFile, error) {
-	return nil, fmt.Errorf("%w: Windows lists a process's open files only by walking every handle on the system", errors.ErrUnsupported)
-}
-
 func executable(pid int) (string, error) {
 	return "", fmt.Errorf("%w: on Windows gopsutil reads a process's executable", errors.ErrUnsupported)
 }

@@ -110,7 +110,7 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 // or whether it still runs cannot be told). A removal that fails is
 // recorded and the others go on: the answer says all that was done.
 func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, decided map[string]bool, res *ForceResult) error {
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	removed := 0
 	_, err := e.judgeSession(ctx, id, scan{decision: true, opLocked: true}, func(h Holder) {
@@ -176,24 +176,18 @@ type ForceResult struct {
 }
 
 func (r *ForceResult) remove(h Holder) {
-	if len(r.Removed) < holderCap {
-		r.Removed = append(r.Removed, h)
-	} else {
+	if !appendCapped(&r.Removed, h) {
 		r.RemovedOmitted++
 	}
 }
 
 func (r *ForceResult) fail(h Holder, err error) {
 	r.keep(h)
-	if len(r.Failed) < holderCap {
-		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
-	}
+	appendCapped(&r.Failed, Failure{Holder: h, Err: err})
 }
 
 func (r *ForceResult) keep(h Holder) {
-	if len(r.Kept) < holderCap {
-		r.Kept = append(r.Kept, h)
-	} else {
+	if !appendCapped(&r.Kept, h) {
 		r.KeptOmitted++
 	}
 }

@@ -118,6 +118,16 @@ func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
 // years of crashes, or a hostile one, may have 100,000.
 const holderCap = 1000
 
+// appendCapped appends v to *list unless it holds holderCap already, and
+// reports whether it did.
+func appendCapped[T any](list *[]T, v T) bool {
+	if len(*list) >= holderCap {
+		return false
+	}
+	*list = append(*list, v)
+	return true
+}
+
 // judgeBatch is how many holders of a large session are judged at a time.
 const judgeBatch = 4096
 

@@ -146,8 +146,10 @@ func openNoIntr(at int, name string, flags int) (int, error) {
 	}
 }
 
-// dirStat lstat's names in one directory, opened once without following
-// links; where it cannot be opened, each lstat fails as the directory did.
+// dirStat lstat's and removes names in one directory, opened once without
+// following links: a session directory swapped for a symlink cannot
+// redirect a rename or an unlink. Where it cannot be opened, each call
+// fails as the directory did.
 type dirStat struct {
 	fd  int
 	err error

@@ -202,10 +202,14 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return shareopen.Open(dir)
 }
 
-// dirStat lstat's names in one directory, by path.
-type dirStat struct{ dir string }
+// dirStat lstat's and removes names in one directory, by path (err is
+// always nil here).
+type dirStat struct {
+	dir string
+	err error
+}
 
-func openDirStat(dir string) dirStat { return dirStat{dir} }
+func openDirStat(dir string) dirStat { return dirStat{dir: dir} }
 
 func (d dirStat) lstat(name string) (fileID, error) { return lstatID(filepath.Join(d.dir, name)) }
 

@@ -133,7 +133,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	if ctx.Err() != nil {
 		return // cancelled: nothing more is removed (Reclaim says what was)
 	}
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	removed, logged := 0, 0
 	e.readSession(ctx, id, scan{decision: true, opLocked: true, dryRun: dryRun}, p, func(h Holder) bool {
@@ -176,15 +176,13 @@ type ReclaimResult struct {
 type ReclaimTotals struct{ Reclaimed, Kept, Failed int }
 
 func (r *ReclaimResult) reclaimed(h Holder) {
-	if r.Totals.Reclaimed++; len(r.Reclaimed) < holderCap {
-		r.Reclaimed = append(r.Reclaimed, h)
-	}
+	r.Totals.Reclaimed++
+	appendCapped(&r.Reclaimed, h)
 }
 
 func (r *ReclaimResult) kept(h Holder) {
-	if r.Totals.Kept++; len(r.Kept) < holderCap {
-		r.Kept = append(r.Kept, h)
-	}
+	r.Totals.Kept++
+	appendCapped(&r.Kept, h)
 }
 
 // classify records what a dry run would do with h.
@@ -213,9 +211,8 @@ func (r *ReclaimResult) merge(o ReclaimResult) {
 }
 
 func (r *ReclaimResult) failed(h Holder, err error) {
-	if r.Totals.Failed++; len(r.Failed) < holderCap {
-		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
-	}
+	r.Totals.Failed++
+	appendCapped(&r.Failed, Failure{Holder: h, Err: err})
 }
 
 // Failure pairs a holder with the reason its files were not removed.

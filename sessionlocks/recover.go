@@ -31,7 +31,7 @@ func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiti
 		}
 		defer release()
 	}
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	names, err := rm.names()
 	if err != nil {
@@ -70,7 +70,7 @@ func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiti
 // recoverAside puts a set-aside file back under its own name, or removes
 // it where that name has been taken by a newer file; it returns the pid
 // of a holder put back, 0 otherwise.
-func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
+func (e *Engine) recoverAside(id string, rm dirStat, a aside, dryRun bool) int {
 	orig := a.orig
 	if orig == "" {
 		orig = e.nameOfNameless(rm, a.name, dryRun)
@@ -116,7 +116,7 @@ func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
 // whose owner, if its flock is held, is the process that has it open. An
 // unheld one is stale and is removed here; "" is returned for what cannot
 // be put back.
-func (e *Engine) nameOfNameless(rm remover, name string, dryRun bool) string {
+func (e *Engine) nameOfNameless(rm dirStat, name string, dryRun bool) string {
 	log := e.log.With("dir", rm.dir, "file", name)
 	b, id, err := readRegular(filepath.Join(rm.dir, name), 64)
 	if err != nil {

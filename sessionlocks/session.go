@@ -57,9 +57,7 @@ func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platfor
 	var n tally
 	e.walk(id, snap, o, how.cached, func(h Holder) bool {
 		n.add(h.Verdict)
-		if len(s.Holders) < holderCap {
-			s.Holders = append(s.Holders, h)
-		} else {
+		if !appendCapped(&s.Holders, h) {
 			s.HoldersOmitted++
 		}
 		return visit == nil || visit(h)

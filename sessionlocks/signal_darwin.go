@@ -8,8 +8,6 @@ package sessionlocks
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,22 +27,7 @@ func openOwner(o *Owner) (*target, error) {
 	return t, nil
 }
 
-// verify checks that the process is still the owner.
-func (t *target) verify(o *Owner) error {
-	p := readProc(o.PID)
-	switch {
-	case p.state != procAlive:
-		return fmt.Errorf("pid %d is no longer running", o.PID)
-	case !SameStart(p.start, o.StartedAt):
-		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
-	case !slices.Equal(p.argv, o.argv):
-		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, describe(p))
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
-	}
-	return nil
-}
+func (t *target) verify(o *Owner) error { return checkOwner(o) }
 
 func (t *target) terminate() error {
 	if err := t.verify(t.owner); err != nil {

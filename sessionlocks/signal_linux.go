@@ -10,7 +10,6 @@ package sessionlocks
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,22 +49,8 @@ func openOwner(o *Owner) (*target, error) {
 // The checks read /proc by pid; the pidfd's signal 0 afterwards says they
 // read the pidfd's own process, not one that reused the pid since.
 func (t *target) verify(o *Owner) error {
-	p := readProc(o.PID)
-	switch {
-	case p.state != procAlive:
-		return fmt.Errorf("pid %d is no longer running", o.PID)
-	case !SameStart(p.start, o.StartedAt):
-		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
-	case !slices.Equal(p.argv, o.argv):
-		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
-	}
-	if o.exe.exists() {
-		if exe := procExeID(o.PID); exe.dev != o.exe.dev || exe.ino != o.exe.ino {
-			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
-		}
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
+	if err := checkOwner(o); err != nil {
+		return err
 	}
 	if err := unix.PidfdSendSignal(t.fd, 0, nil, 0); err != nil {
 		return fmt.Errorf("pid %d has exited", o.PID)

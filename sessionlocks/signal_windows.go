@@ -10,7 +10,6 @@ package sessionlocks
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/windows"
@@ -51,13 +50,7 @@ func (t *target) verify(o *Owner) error {
 	if ev, _ := windows.WaitForSingleObject(t.h, 0); ev == windows.WAIT_OBJECT_0 {
 		return fmt.Errorf("pid %d has exited", o.PID)
 	}
-	if p := readProc(o.PID); !slices.Equal(p.argv, o.argv) {
-		return fmt.Errorf("pid %d runs another command line since it was judged", o.PID)
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
-	}
-	return nil
+	return checkOwner(o)
 }
 
 func (t *target) terminate() error { return errNoGracefulStop }

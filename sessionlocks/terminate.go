@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -55,35 +56,34 @@ func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*ta
 			e.beforeSignal(o)
 		}
 		t, err := openOwner(o)
-		if err == nil {
-			t.owner = o
-		}
 		if err != nil {
 			refuse(h.PID, err.Error())
 			continue
 		}
-		if err := t.terminate(); errors.Is(err, errNoGracefulStop) && kill {
+		t.owner = o
+		if err = t.terminate(); errors.Is(err, errNoGracefulStop) && kill {
 			// It can only be ended at once (Windows), which the user asked for.
-			if err := t.kill(); err != nil {
-				t.close()
-				refuse(h.PID, "it could not be ended: "+err.Error())
-				continue
-			}
-			e.log.Info("ended the owner at once (it cannot be asked to exit)", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
 			t.killed = true
-			sent[o.PID] = true
-			res.Killed = append(res.Killed, o.PID)
-			out = append(out, t)
-			continue
+			if err = t.kill(); err != nil {
+				err = fmt.Errorf("it could not be ended: %w", err)
+			}
 		} else if err != nil {
+			err = fmt.Errorf("SIGTERM failed: %w", err)
+		}
+		if err != nil {
 			t.close()
-			refuse(h.PID, "SIGTERM failed: "+err.Error())
+			refuse(h.PID, err.Error())
 			continue
 		}
-		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
 		sent[o.PID] = true
-		res.Signalled = append(res.Signalled, o.PID)
 		out = append(out, t)
+		if t.killed {
+			e.log.Info("ended the owner at once (it cannot be asked to exit)", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
+			res.Killed = append(res.Killed, o.PID)
+		} else {
+			e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
+			res.Signalled = append(res.Signalled, o.PID)
+		}
 	}
 	for _, r := range res.NotSignalled {
 		e.log.Info("not signalled", "session", hs[0].SessionID, "pid", r.PID, "why", r.Why) // a refusal means hs is not empty
@@ -130,6 +130,30 @@ func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, r
 		}
 		t.close()
 	}
+}
+
+// checkOwner checks that o.PID is still the owner: the same process (its
+// start time), running the same command line and executable, with the
+// file the proof rests on still open (and locked, with o.exclusive).
+func checkOwner(o *Owner) error {
+	p := readProc(o.PID)
+	switch {
+	case p.state != procAlive:
+		return fmt.Errorf("pid %d is no longer running", o.PID)
+	case !SameStart(p.start, o.StartedAt):
+		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
+	case !slices.Equal(p.argv, o.argv):
+		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, describe(p))
+	}
+	if o.exe.exists() {
+		if exe := procExeID(o.PID); exe.dev != o.exe.dev || exe.ino != o.exe.ino {
+			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, describe(p))
+		}
+	}
+	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
+		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
+	}
+	return nil
 }
 
 // isNamespaceInit reports whether pid is pid 1 of the PID namespace it runs in.

@@ -49,15 +49,10 @@ func lstatID(path string) (fileID, error) {
 	}
 }
 
-// probeHold asks whether anyone holds an exclusive flock on path, without
-// taking it from them: a shared, non-blocking flock on a fresh read-only
-// descriptor fails with EWOULDBLOCK exactly when an exclusive lock is held,
-// and when it succeeds it is released at once. The descriptor is never the
-// CLI's, so the probe cannot disturb the holder's lock.
-//
-// want is the .hold as the scan saw it: if the path now names another file
-// (a CLI re-created it since), it is not touched, for the new file's owner
-// may be about to flock it.
+// probeHold asks whether anyone holds an exclusive flock on path: a shared,
+// non-blocking flock on a fresh descriptor fails exactly then, and is
+// released at once otherwise. If the path now names a file other than want
+// (a CLI re-created it), it is not touched: its owner may be about to flock it.
 func probeHold(path string, want fileID) holdProbe {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -113,8 +108,7 @@ func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
 
 // openNoFollow opens a regular file for reading, never through a final
-// symlink and never blocking on a FIFO; its identity comes from the open
-// file.
+// symlink and never blocking on a FIFO; its identity is the open file's.
 func openNoFollow(path string) (*os.File, fileID, error) {
 	fd, err := openNoIntr(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
@@ -200,8 +194,7 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-// statID is stat (following links) as a fileID: the state dir's, which
-// may be a link (the user's ~/.copilot kept elsewhere).
+// statID is stat (following links: the state dir may be one) as a fileID.
 func statID(path string) (fileID, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {

@@ -11,10 +11,8 @@ import (
 	"path/filepath"
 )
 
-// maxLoggedRemovals bounds the removals one call logs a line each for (at
-// info, with session, pid, verdict and reason); past it a session's
-// removals are one summary line: a reclaim of 100,000 dead locks must not
-// write 100,000 lines.
+// maxLoggedRemovals bounds the removals one call logs a line each for;
+// past it a session's removals are one summary line.
 const maxLoggedRemovals = 100
 
 // remove unlinks name only if it is still the regular file want. A check
@@ -56,10 +54,9 @@ func (d dirStat) remove(name string, want fileID) error {
 	return err
 }
 
-// removeStale removes a holder judged stale: its .hold first, its own
-// exclusive flock taken before and released after (a CLI that opened the
-// same file meanwhile either holds the flock, and then both files stay, or
-// cannot take it and refuses to open), then its .lock.
+// removeStale removes a holder judged stale: its .hold first, under its
+// own exclusive flock (a CLI that opened it meanwhile either holds the
+// flock, and both files stay, or refuses to open), then its .lock.
 func removeStale(h Holder, rm dirStat) error {
 	reached(stepDecided, h.LockFile)
 	if h.holdID.exists() {

@@ -34,13 +34,9 @@ func (d dirStat) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// lockHold opens the regular file name, checks it is want, and takes its
-// exclusive flock without waiting (a zero want checks nothing but that
-// it is a regular file): held by this process from before a
-// removal's check until after its unlink, so that a CLI opening the same
-// file meanwhile either got the lock first (errLockBusy: it is live) or
-// cannot get it (the CLI then refuses to open, and nothing is lost).
-// Closing the file releases the lock.
+// lockHold opens the regular file name, checks it is want (a zero want
+// checks nothing more), and takes its exclusive flock without waiting,
+// errLockBusy if a CLI has it. Closing the file releases the lock.
 func (d dirStat) lockHold(name string, want fileID) (*os.File, error) {
 	if d.err != nil {
 		return nil, d.err

@@ -53,9 +53,8 @@ func (d dirStat) names() ([]string, error) {
 }
 
 // lockHold opens the regular file name, checks it is want (a zero want
-// checks nothing but that), and takes its exclusive lock without waiting:
-// held from before a removal's check until after its deletion. Closing the
-// file releases the lock.
+// checks nothing more), and takes its exclusive lock without waiting.
+// Closing the file releases the lock.
 func (d dirStat) lockHold(name string, want fileID) (*os.File, error) {
 	path := filepath.Join(d.dir, name)
 	f, id, err := openNoFollow(path)

@@ -1,10 +1,8 @@
 package sessionlocks
 
 // Signalling the proven owner of a session on macOS, and only it. There is
-// no pidfd: each signal is sent right after the owner is proven again (its
-// start time, command line, and the .hold open by it alone with its lock
-// held), which leaves only the moment between that check and kill(2) for
-// the process to exit and its pid to be taken by another.
+// no pidfd: each signal is sent right after the owner is proven again,
+// which leaves only the moment before kill(2) for its pid to be reused.
 
 import (
 	"errors"

@@ -1,11 +1,8 @@
 package sessionlocks
 
-// Signalling the proven owner of a session, and only it. The pidfd is opened
-// first and everything is verified after: its start time and command line
-// (pid reuse), its executable (an exec since it was judged), and its
-// descriptor still on the file the proof rests on (with the flock). A
-// signal sent through that pidfd cannot reach another process, whatever
-// happens to the pid meanwhile.
+// Signalling the proven owner of a session, and only it: the pidfd is
+// opened first and the owner verified after (checkOwner), so a signal sent
+// through it cannot reach another process, whatever happens to the pid.
 
 import (
 	"errors"
@@ -45,9 +42,8 @@ func openOwner(o *Owner) (*target, error) {
 	return t, nil
 }
 
-// verify checks, with the pidfd open, that the process is still the owner.
-// The checks read /proc by pid; the pidfd's signal 0 afterwards says they
-// read the pidfd's own process, not one that reused the pid since.
+// verify checks, with the pidfd open, that the process is still the owner:
+// the pidfd's signal 0 after the checks says they read its own process.
 func (t *target) verify(o *Owner) error {
 	if err := checkOwner(o); err != nil {
 		return err
@@ -66,9 +62,8 @@ func (t *target) kill() error { return t.signal(unix.SIGKILL) }
 
 func (t *target) close() { unix.Close(t.fd) }
 
-// awaitExits waits until every target has exited or deadline passes, and
-// returns the pids that exited. A pidfd polls readable once its process
-// has exited (a zombie counts).
+// awaitExits waits until every target has exited (its pidfd polls
+// readable) or deadline passes, and returns the pids that exited.
 func awaitExits(ts []*target, deadline time.Time) map[int]bool {
 	exited := map[int]bool{}
 	for {

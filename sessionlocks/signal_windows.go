@@ -1,11 +1,9 @@
 package sessionlocks
 
-// Ending the proven owner of a session on Windows, and only it. A process
-// handle is opened first and everything is verified after (its creation
-// time, command line, and the .hold open by it alone with its lock held);
-// TerminateProcess through that handle cannot reach another process,
-// whatever happens to the pid meanwhile. Windows has no SIGTERM: a console
-// program cannot be asked to exit, only ended, and only with kill.
+// Ending the proven owner of a session on Windows, and only it: a process
+// handle is opened first and the owner verified after, so TerminateProcess
+// through it cannot reach another process. Windows has no SIGTERM: a
+// console program can only be ended, and only with kill.
 
 import (
 	"errors"

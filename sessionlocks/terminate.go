@@ -3,8 +3,7 @@ package sessionlocks
 // Which owners may be signalled, and when: never this process, its
 // ancestors, a namespace init or another user's process; SIGTERM to each
 // proven owner, and SIGKILL after the grace period only to one proven again
-// to hold the session right before. Also the start-time comparison that
-// tells a process from one that reused its pid.
+// to hold the session right before.
 
 import (
 	"errors"
@@ -16,9 +15,7 @@ import (
 
 // terminateOwners sends SIGTERM to the proven owner of each live holder
 // that may be signalled, and records every live or unknown holder it does
-// not signal, with why. The owner is never this process, an ancestor of
-// it (the IDE that spawned it), pid 1, the init of a PID namespace, or
-// another user's process.
+// not signal, with why.
 func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*target {
 	self := os.Getpid()
 	uid := os.Getuid()
@@ -93,9 +90,7 @@ func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*ta
 
 // awaitTargets waits up to the grace period for the signalled owners to
 // exit; with Kill, each still running gets SIGKILL if it is proven, right
-// before, to hold the session still (one that exec'd another program, or
-// closed its .hold, is not signalled again: SIGKILL withheld, its files
-// judged afresh); then it records who exited and who still runs.
+// before, to hold the session still; then it records who exited.
 func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, res *ForceResult) {
 	exited := awaitExits(targets, time.Now().Add(opts.Grace))
 	if opts.Kill {
@@ -178,9 +173,7 @@ func ancestors(pid int) map[int]bool {
 }
 
 // SameStart reports whether two start times read for a pid at different
-// moments describe the same process. Start times are offsets from a boot
-// instant that is recomputed from two clocks at each read, so they jitter by
-// microseconds; two processes that share a pid start far further apart.
+// moments describe the same process: they jitter by microseconds.
 func SameStart(a, b time.Time) bool {
 	if a.IsZero() || b.IsZero() {
 		return false
@@ -191,8 +184,8 @@ func SameStart(a, b time.Time) bool {
 
 const sameStartSlack = 20 * time.Millisecond
 
-// ProcessStart returns the start time of pid, so that a watcher that opened a
-// handle on pid can confirm it is still the process a lock named.
+// ProcessStart returns the start time of pid, so that a watcher that opened
+// a handle on pid can confirm it is still the process a lock named.
 func ProcessStart(pid int) (time.Time, error) {
 	p := readProc(pid)
 	switch {

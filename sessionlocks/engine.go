@@ -139,7 +139,7 @@ type Status struct {
 func (e *Engine) Status() Status {
 	return Status{
 		StateDir:       e.dir,
-		StateDirExists: stateDirExists(e.dir),
+		StateDirExists: e.checkStateDir() == nil,
 		Settle:         e.settle,
 		Cache:          e.caches.stats(),
 		Platform:       e.platform(),
@@ -149,11 +149,6 @@ func (e *Engine) Status() Status {
 // Invalidate drops what the engine keeps about the sessions ids (every
 // session when none is given), so that the next listing reads them afresh.
 func (e *Engine) Invalidate(ids ...string) { e.caches.drop(ids...) }
-
-func stateDirExists(dir string) bool {
-	id, err := statID(dir)
-	return err == nil && id.mode == uint32(fs.ModeDir)
-}
 
 // checkStateDir says whether the state dir is there to read: nil, an error
 // wrapping fs.ErrNotExist when it is missing, else a *StateDirError.

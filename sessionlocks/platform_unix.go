@@ -35,18 +35,39 @@ func statToID(st *unix.Stat_t) fileID {
 }
 
 // lstatID is lstat as a fileID.
-func lstatID(path string) (fileID, error) {
-	var st unix.Stat_t
+func lstatID(path string) (fileID, error) { return dirStat{fd: unix.AT_FDCWD}.lstat(path) }
+
+// noEINTR calls f again while it fails with EINTR.
+func noEINTR(f func() error) error {
 	for {
-		err := unix.Lstat(path, &st)
-		if err == unix.EINTR {
-			continue
+		if err := f(); err != unix.EINTR {
+			return err
 		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "lstat", Path: path, Err: err}
-		}
-		return statToID(&st), nil
 	}
+}
+
+// openRegular opens name (relative to the directory dfd) to read, never
+// through a final symlink and never blocking on a FIFO: errNotRegular for
+// anything but a regular file, whose identity is returned all the same.
+func openRegular(dfd int, name string) (int, fileID, error) {
+	fd, err := openNoIntr(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if err == unix.ELOOP {
+		err = errNotRegular
+	}
+	if err != nil {
+		return -1, fileID{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fileID{}, err
+	}
+	id := statToID(&st)
+	if !isRegular(id) {
+		unix.Close(fd)
+		return -1, id, errNotRegular
+	}
+	return fd, id, nil
 }
 
 // probeHold asks whether anyone holds an exclusive flock on path: a shared,
@@ -54,32 +75,15 @@ func lstatID(path string) (fileID, error) {
 // released at once otherwise. If the path now names a file other than want
 // (a CLI re-created it), it is not touched: its owner may be about to flock it.
 func probeHold(path string, want fileID) holdProbe {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, id, err := openRegular(unix.AT_FDCWD, path)
 	if err != nil {
-		if err == unix.ELOOP {
-			err = errNotRegular
-		}
-		return holdProbe{err: err}
+		return holdProbe{id: id, err: err}
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return holdProbe{err: err}
-	}
-	id := statToID(&st)
-	if !isRegular(id) {
-		return holdProbe{id: id, err: errNotRegular}
-	}
 	if !sameFile(want, id) {
 		return holdProbe{id: id, changed: true}
 	}
-	for {
-		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	switch err {
+	switch err := noEINTR(func() error { return unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) }); err {
 	case nil:
 		unix.Flock(fd, unix.LOCK_UN)
 		return holdProbe{held: false, id: id}
@@ -91,15 +95,11 @@ func probeHold(path string, want fileID) holdProbe {
 }
 
 func tryLock(f *os.File) error {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			if err == unix.EWOULDBLOCK {
-				return errLockBusy
-			}
-			return err
-		}
+	err := noEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) })
+	if err == unix.EWOULDBLOCK {
+		return errLockBusy
 	}
+	return err
 }
 
 func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
@@ -110,34 +110,20 @@ func signalZero(pid int) error { return unix.Kill(pid, 0) }
 // openNoFollow opens a regular file for reading, never through a final
 // symlink and never blocking on a FIFO; its identity is the open file's.
 func openNoFollow(path string) (*os.File, fileID, error) {
-	fd, err := openNoIntr(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
-	if err != nil {
-		if err == unix.ELOOP {
-			return nil, fileID{}, errNotRegular
-		}
-		return nil, fileID{}, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, fileID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	id := statToID(&st)
-	if !isRegular(id) {
-		unix.Close(fd)
-		return nil, id, errNotRegular
+	fd, id, err := openRegular(unix.AT_FDCWD, path)
+	switch {
+	case err == errNotRegular:
+		return nil, id, err
+	case err != nil:
+		return nil, id, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), id, nil
 }
 
 // openNoIntr is openat, retried on EINTR; a created file gets mode 0o644.
-func openNoIntr(at int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(at, name, flags, 0o644)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+func openNoIntr(at int, name string, flags int) (fd int, err error) {
+	err = noEINTR(func() (err error) { fd, err = unix.Openat(at, name, flags, 0o644); return err })
+	return fd, err
 }
 
 // dirStat lstat's and removes names in one directory, opened once without
@@ -163,16 +149,10 @@ func (d dirStat) lstat(name string) (fileID, error) {
 		return fileID{}, d.err
 	}
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "lstat", Path: filepath.Join(d.dir, name), Err: err}
-		}
-		return statToID(&st), nil
+	if err := noEINTR(func() error { return unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return fileID{}, &os.PathError{Op: "lstat", Path: filepath.Join(d.dir, name), Err: err}
 	}
+	return statToID(&st), nil
 }
 
 func (d dirStat) close() {

@@ -67,15 +67,8 @@ var linuxFS = map[int64]string{
 
 func fsType(dir string) (string, bool, error) {
 	var st unix.Statfs_t
-	for {
-		err := unix.Statfs(dir, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", false, &os.PathError{Op: "statfs", Path: dir, Err: err}
-		}
-		break
+	if err := noEINTR(func() error { return unix.Statfs(dir, &st) }); err != nil {
+		return "", false, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
 	name, ok := linuxFS[int64(uint32(st.Type))]
 	if !ok {

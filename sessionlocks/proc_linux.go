@@ -39,13 +39,9 @@ func readSmall(path string, buf []byte, st *unix.Stat_t) (int, error) {
 			return 0, err
 		}
 	}
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		return max(n, 0), err
-	}
+	var n int
+	err = noEINTR(func() (err error) { n, err = unix.Read(fd, buf); return err })
+	return max(n, 0), err
 }
 
 func readProc(pid int) procInfo {

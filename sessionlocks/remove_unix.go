@@ -42,23 +42,17 @@ func (d dirStat) lockHold(name string, want fileID) (*os.File, error) {
 		return nil, d.err
 	}
 	path := filepath.Join(d.dir, name)
-	fd, err := openNoIntr(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
-	if err != nil {
-		if err == unix.ELOOP {
-			err = errNotRegular
-		}
+	fd, got, err := openRegular(d.fd, name)
+	switch {
+	case err == nil && want.exists() && (got.dev != want.dev || got.ino != want.ino):
+		unix.Close(fd)
+		fallthrough
+	case err == errNotRegular && got.exists():
+		return nil, &os.PathError{Op: "remove", Path: path, Err: errChanged}
+	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if got := statToID(&st); !isRegular(got) || want.exists() && (got.dev != want.dev || got.ino != want.ino) {
-		f.Close()
-		return nil, &os.PathError{Op: "remove", Path: path, Err: errChanged}
-	}
 	if err := tryLock(f); err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "lock", Path: path, Err: err}

@@ -30,19 +30,10 @@ const maxEventsHead = 256 << 10
 // or the system the CLI's first system message names in events.jsonl.
 // prev's answer stands while events.jsonl is the same file and it had
 // found one.
-func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
-	w := readWhere(dir, cwd, goos, prev)
-	w.unsure = goos != "linux" && w.otherOS == "" && w.seenOS != goos && !(goos == "windows" && windowsPath(cwd))
-	return w
-}
-
-// windowsPath reports whether p is a Windows path: a drive letter, or UNC.
-func windowsPath(p string) bool {
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
-}
-
-func readWhere(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
-	var w writtenOn
+func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) (w writtenOn) {
+	defer func() {
+		w.unsure = goos != "linux" && w.otherOS == "" && w.seenOS != goos && !(goos == "windows" && windowsPath(cwd))
+	}()
 	switch {
 	case goos == "windows" && strings.HasPrefix(cwd, "/"):
 		w.otherOS = "Linux (its working directory is " + clip(cwd, 60) + ")"
@@ -72,6 +63,11 @@ func readWhere(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
 		w.otherOS = w.seenOS
 	}
 	return w
+}
+
+// windowsPath reports whether p is a Windows path: a drive letter, or UNC.
+func windowsPath(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
 }
 
 // osOfEvents finds the system the system message in the head of

@@ -1,11 +1,9 @@
 package sessionlocks
 
-// The names of files a removal sets aside: a removal renames a lock file to
-// a name no CLI uses before it checks and unlinks it (remove.go), so that a
-// CLI re-creating the file meanwhile is never the one unlinked. The name
-// keeps the file's own name and the remover's identity, so that after a
-// crash the next run knows what the file was and that nobody is still
-// working on it (recover.go).
+// The names under which a removal sets a file aside before it checks and
+// unlinks it (remove.go): they keep the file's own name and the remover's
+// identity, so that after a crash the next run knows what the file was and
+// whether anyone still works on it (recover.go).
 
 import (
 	"fmt"
@@ -21,8 +19,7 @@ import (
 const asidePrefix = ".sessionlocks-"
 
 // isAsideName reports whether a session directory's entry is a file a
-// removal set aside (never a session file, never a holder): one this build
-// names, or an older build's. Other names are left alone.
+// removal set aside (this build's or an older one's): never a holder.
 func isAsideName(name string) bool {
 	if strings.HasPrefix(name, asidePrefix+"removing-") {
 		return true
@@ -68,10 +65,9 @@ func parseAside(name string) aside {
 	return a
 }
 
-// running reports whether the process that set a aside still runs, so
-// that its work is not touched. This process counts as not running: it
-// recovers only under the session's mutex, when none of its own removals
-// in the session is under way.
+// running reports whether the process that set a aside still runs. This
+// process counts as not running: it recovers only under the session's
+// mutex, when none of its own removals is under way.
 func (a aside) running() bool {
 	return a.remover != 0 && a.remover != self().pid && (identity{a.remover, a.started}).running()
 }
@@ -83,9 +79,8 @@ func (id identity) running() bool {
 }
 
 // unlinked holds the set-aside files this process deleted that Windows
-// still shows: a file another process holds open stays, pending deletion,
-// until that handle closes. They are finished work, not a removal to
-// recover (recovery would rename a deleted file back). Unix never adds one.
+// still shows until another process's handle on them closes: finished
+// work, not a removal to recover. Unix never adds one.
 var unlinked sync.Map // path -> struct{}
 
 func markUnlinked(path string) {

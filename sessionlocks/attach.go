@@ -1,10 +1,8 @@
 package sessionlocks
 
-// Who started a live holder, and whether anyone is still there: its
-// launcher (the process that started the CLI as the user ran it, above the
-// CLI's own loader), its controlling terminal, and whether it was left
-// running after its launcher went (an orphan). These facts describe a live
-// holder; they never change a verdict, and never license a signal.
+// Who started a live holder (its launcher, above the CLI's own loader), its
+// controlling terminal, and whether it was left running after its launcher
+// went (an orphan). These never change a verdict, nor license a signal.
 
 import (
 	"fmt"
@@ -19,14 +17,11 @@ import (
 )
 
 // Launcher is the process that started a live holder (through its loader,
-// if any), as far as it can be known.
+// if any).
 type Launcher struct {
-	PID int
-	// Command is its command line, arguments joined by spaces.
-	Command string
-	// Alive is false once the process that started the holder has exited
-	// (a process that reused its pid is not it).
-	Alive     bool
+	PID       int
+	Command   string // arguments joined by spaces
+	Alive     bool   // false once it exited (a process that reused its pid is not it)
 	StartedAt time.Time
 }
 
@@ -37,8 +32,7 @@ type launchers struct {
 	m  map[identity]Launcher // by the holder (its loader, if any)
 }
 
-// maxLaunchers bounds what is remembered; past it, the holders that exited
-// are forgotten.
+// maxLaunchers bounds what is remembered; past it, exited holders are forgotten.
 const maxLaunchers = 4096
 
 func (l *launchers) recall(top identity) (Launcher, bool) {
@@ -65,9 +59,8 @@ func (l *launchers) remember(top identity, la Launcher) {
 }
 
 // attach fills in h's launcher, terminal and whether it is orphaned, from
-// p (its named process): the CLI's own loader above it counts as part of
-// the holder (npm's loader runs the native CLI as a child and lives on
-// when the IDE dies); the launcher is the parent above that.
+// p (its named process): the CLI's own loader above it (which lives on
+// when the IDE dies) counts as part of the holder.
 func (e *Engine) attach(h *Holder, p procInfo) {
 	if p.state != procAlive || p.ppid <= 0 {
 		return
@@ -91,8 +84,7 @@ func (e *Engine) attach(h *Holder, p procInfo) {
 	var why string
 	switch {
 	case known && la.PID == topInfo.ppid && parent.state == procAlive && SameStart(parent.start, la.StartedAt):
-		// Its launcher is its parent still, as when it was first seen
-		// and judged not lost: nothing more to read.
+		// Its parent still, as when first seen and judged not lost.
 		la.Alive = true
 		h.Launcher = &la
 	case known:
@@ -118,10 +110,7 @@ func (e *Engine) attach(h *Holder, p procInfo) {
 }
 
 // lostLauncher says whether the holder (top, whose parent is parent now)
-// has lost the process that started it, and why: its parent is the init of
-// its PID namespace (pid 1, launchd), a process that started after it (so
-// did not start it: it was handed over, or the pid is another's now), or
-// a per-user service manager that did not start it as a service.
+// has lost the process that started it, and why (docs/judging.md).
 func (e *Engine) lostLauncher(top identity, info, parent procInfo) (bool, string) {
 	switch {
 	case parent.state == procGone || parent.state == procZombie:
@@ -138,8 +127,7 @@ func (e *Engine) lostLauncher(top identity, info, parent procInfo) (bool, string
 	return false, ""
 }
 
-// launcherAlive reports whether the launcher remembered is still the
-// process it was.
+// launcherAlive reports whether la is still the process it was.
 func launcherAlive(la Launcher) bool {
 	p := readProc(la.PID)
 	return p.state == procAlive && SameStart(p.start, la.StartedAt)
@@ -180,17 +168,15 @@ func notOrphanWhy(h *Holder) string {
 	return "whether a terminal is attached could not be read"
 }
 
-// terminalOf names pid's controlling terminal where the system tells it
-// apart from the process record (macOS: kinfo_proc's device, named from
-// /dev); ok is false where it cannot be read.
+// terminalOf names pid's controlling terminal where the process record
+// does not (macOS); ok is false where it cannot be read.
 func terminalOf(pid int) (string, bool) {
 	name, err := procfiles.Terminal(pid)
 	return name, err == nil
 }
 
 // isLoader reports whether argv is the CLI's own launcher of its native
-// binary: npm's `node …/@github/copilot/npm-loader.js`, or on Windows npm's
-// copilot.cmd shim run by cmd.exe.
+// binary: npm's `node …/@github/copilot/npm-loader.js`, or copilot.cmd.
 func isLoader(argv []string) bool {
 	if len(argv) == 0 {
 		return false
@@ -210,8 +196,7 @@ func isServiceManager(argv []string) bool {
 }
 
 // startedAsService reports whether pid runs as a service of the service
-// manager (its cgroup is a .service), not in the scope of an application or
-// a login session whose processes it merely adopted.
+// manager (its cgroup is a .service), not one it merely adopted.
 func startedAsService(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {

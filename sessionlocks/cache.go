@@ -1,10 +1,9 @@
 package sessionlocks
 
 // What listings keep between calls: each session directory's snapshot
-// (sessiondir.go), reused only while a stat shows it unchanged, and each
-// holder's verdict for a few seconds (the probe cache). Decisions use
-// neither. Invalidate drops both for a session; a verdict is also keyed by
-// its files' identities, so a rewritten lock misses by itself.
+// (sessiondir.go), and each holder's verdict for a few seconds (the probe
+// cache), keyed by its files' identities. Decisions use neither;
+// Invalidate drops both for a session.
 
 import (
 	"sync"
@@ -58,8 +57,7 @@ func (c *caches) verdict(k probeKey) (Holder, bool) {
 	return e.h, true
 }
 
-// generation is the number of drops so far: what a listing reads after it
-// may be kept while it is still the generation (see keepVerdict).
+// generation is the number of drops so far (see keepVerdict).
 func (c *caches) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,8 +65,7 @@ func (c *caches) generation() uint64 {
 }
 
 // keepVerdict keeps h for the TTL, unless something was dropped since gen;
-// expired entries are swept now and then, so that locks that vanished do
-// not accumulate.
+// expired entries are swept now and then.
 func (c *caches) keepVerdict(k probeKey, h Holder, gen uint64) {
 	if c.ttl <= 0 {
 		return
@@ -119,8 +116,7 @@ func (c *caches) drop(ids ...string) {
 	for _, id := range ids {
 		gone[id] = true
 		if s := c.snaps[id]; s != nil {
-			// Only its metadata is kept, for a workspace.yaml caught
-			// mid-rewrite by the next read (see readMeta).
+			// Only its metadata is kept, for a workspace.yaml caught mid-rewrite.
 			c.snaps[id] = &dirSnapshot{meta: s.meta}
 		}
 	}

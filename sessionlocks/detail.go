@@ -33,8 +33,6 @@ func detail(f *facts, v Verdict, r Reason) string {
 		return fmt.Sprintf("Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock has exited%s%s.", hold, pidNow(f.pid, f.proc), timeNote(f))
 	case r == ReasonHoldReleased:
 		return fmt.Sprintf("Nobody holds the kernel lock on %s any more, so the CLI that wrote the lock %s ago has exited%s.", hold, human(f.age), pidNow(f.pid, f.proc))
-	case f.probe != nil && f.probe.err == nil && !f.probe.held && r == ReasonUnprobeable && !f.strictWriter() && !f.lock.exists():
-		return fmt.Sprintf("Nobody on this machine holds the kernel lock on %s, but %s.", hold, whyPIDsProveNothing(f))
 	case f.probe != nil && f.probe.err == nil && !f.probe.held && r == ReasonUnprobeable && !f.strictWriter():
 		return fmt.Sprintf("Nobody on this machine holds the kernel lock on %s, but %s.", hold, whyPIDsProveNothing(f))
 	case r == ReasonStarting && f.probe == nil && f.hold.exists():

@@ -22,21 +22,16 @@ const (
 
 // Options configure an Engine. The zero value of every field but StateDir is usable.
 type Options struct {
-	// StateDir is the session-state directory; see DefaultStateDir.
-	StateDir string
-	// Settle is how young a lock may be and still be mid-open: a holder whose
-	// lock is younger than this and whose process is alive is live "starting".
+	StateDir string // the session-state directory; see DefaultStateDir
+	// Settle is how young a lock may be and still be mid-open (live "starting").
 	Settle time.Duration
 	// CacheTTL is how long a probe result is reused; 0 means DefaultCacheTTL,
 	// a negative value disables the cache.
 	CacheTTL time.Duration
-	// Logger receives debug logs; nil means slog.Default().
-	Logger *slog.Logger
-	// Now is the clock; nil means time.Now. Tests only.
-	Now func() time.Time
-	// FSType, when set, is taken for the state dir's file-system type
-	// instead of asking the kernel ("nfs", "9p", "ext4", ...): for tests of
-	// shared file systems on machines that have none.
+	Logger   *slog.Logger     // nil means slog.Default()
+	Now      func() time.Time // nil means time.Now; tests only
+	// FSType is taken for the state dir's file-system type ("nfs", "9p")
+	// instead of asking the kernel: for tests of shared file systems.
 	FSType string
 }
 
@@ -48,26 +43,22 @@ type Engine struct {
 	log    *slog.Logger
 	now    func() time.Time
 	caches *caches
-	locks  *keymutex.Map // serialises this process's mutations per session: the CLI's operation lock keeps other processes out
+	locks  *keymutex.Map // this process's mutations, per session (the operation lock keeps others out)
 
-	// boot0 is the boot instant as computed when the engine started. Start
-	// times are offsets from today's computation of it, lock mtimes were
-	// stamped by the wall clock of their day: a clock step in between moves
-	// one and not the other, by exactly how far the boot instant moved.
+	// boot0 is the boot instant when the engine started: a wall-clock step
+	// since moves today's one (and every start time) by the step's size.
 	boot0 time.Time
 
-	nestedNS  bool   // this process runs in a nested PID namespace
-	fsType    string // Options.FSType
-	nsIdx     nsIndexCache
-	skew      skewCache
-	launchers launchers
-	// unrecovered: sessions recovery left set-aside files in (session.go)
-	unrecovered sync.Map
+	nestedNS    bool   // this process runs in a nested PID namespace
+	fsType      string // Options.FSType
+	nsIdx       nsIndexCache
+	skew        skewCache
+	launchers   launchers
+	unrecovered sync.Map // sessions recovery left set-aside files in (session.go)
 
 	// Test hooks: beforeSignal runs after an owner was proven and before it
-	// is signalled; beforeOpLock when a mutation is about to take the
-	// session's operation lock; noOwnerProof makes every owner unproven, as
-	// on a system without descriptor evidence.
+	// is signalled; beforeOpLock before a mutation takes the operation
+	// lock; noOwnerProof makes every owner unproven.
 	beforeSignal func(*Owner)
 	beforeOpLock func()
 	noOwnerProof bool
@@ -122,33 +113,21 @@ func New(opts Options) *Engine {
 
 // tolerance is how far a process may seem to have started after its lock
 // was written and still be its writer: the clock granularity, widened by any
-// wall-clock step seen since the engine started (NTP fixing a bad clock, a
-// VM catching up after its host slept), which shifts every computed start
-// time against the lock times written before it. boot and bootErr are
-// bootTime's answer, which the caller reads once per verdict.
+// wall-clock step seen since the engine started (NTP, a VM resumed), which
+// shifts every start time against the lock times written before it. boot
+// and bootErr are bootTime's answer.
 func (e *Engine) tolerance(boot time.Time, bootErr error) time.Duration {
-	t := startTolerance
-	if e.boot0.IsZero() {
-		return t
+	if d := boot.Sub(e.boot0).Abs(); !e.boot0.IsZero() && bootErr == nil && d > 10*time.Millisecond {
+		return startTolerance + d
 	}
-	if bootErr == nil {
-		d := boot.Sub(e.boot0)
-		if d < 0 {
-			d = -d
-		}
-		if d > 10*time.Millisecond {
-			t += d
-		}
-	}
-	return t
+	return startTolerance
 }
 
 // Status is what the engine reports of itself.
 type Status struct {
 	StateDir string
-	// StateDirExists is false when the state directory is not there: a
-	// missing one reads as "no sessions", which a mistyped --state-dir or a
-	// COPILOT_HOME the IDE and a terminal disagree on also look like.
+	// StateDirExists is false when the state directory is not there: "no
+	// sessions" then may be a mistyped --state-dir.
 	StateDirExists bool
 	Settle         time.Duration
 	Cache          CacheStats
@@ -160,7 +139,7 @@ type Status struct {
 func (e *Engine) Status() Status {
 	return Status{
 		StateDir:       e.dir,
-		StateDirExists: stateDirExists(e.dir),
+		StateDirExists: e.checkStateDir() == nil,
 		Settle:         e.settle,
 		Cache:          e.caches.stats(),
 		Platform:       e.platform(),
@@ -171,14 +150,8 @@ func (e *Engine) Status() Status {
 // session when none is given), so that the next listing reads them afresh.
 func (e *Engine) Invalidate(ids ...string) { e.caches.drop(ids...) }
 
-func stateDirExists(dir string) bool {
-	id, err := statID(dir)
-	return err == nil && id.mode == uint32(fs.ModeDir)
-}
-
 // checkStateDir says whether the state dir is there to read: nil, an error
-// wrapping fs.ErrNotExist when it is missing, else a *StateDirError (a
-// file in its place: on Windows that reads "not found" unless asked so).
+// wrapping fs.ErrNotExist when it is missing, else a *StateDirError.
 func (e *Engine) checkStateDir() error {
 	id, err := statID(e.dir)
 	switch {

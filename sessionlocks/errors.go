@@ -1,8 +1,7 @@
 package sessionlocks
 
 // The engine's errors: sentinels to test with errors.Is, and the types
-// that carry what a caller shows a person (the rpc package maps each to
-// its JSON-RPC error).
+// that carry what a caller shows a person (rpc maps each to its error).
 
 import (
 	"errors"
@@ -12,18 +11,13 @@ import (
 
 // Sentinel errors; test with errors.Is.
 var (
-	// ErrInvalidID means a session id is not a safe single path component.
-	ErrInvalidID = errors.New("invalid session id")
-	// ErrNotFound means no session directory has that id.
-	ErrNotFound = errors.New("session not found")
-	// ErrAmbiguousID means a session id prefix begins more than one session's id.
+	ErrInvalidID   = errors.New("invalid session id")
+	ErrNotFound    = errors.New("session not found")
 	ErrAmbiguousID = errors.New("ambiguous session id prefix")
-	// ErrStateDir means the state directory exists but cannot be read.
-	ErrStateDir = errors.New("state directory unreadable")
-	// ErrBusy means another process held the session's operation lock for too long.
-	ErrBusy = errors.New("session busy: its operation lock is held by another process")
-	// ErrChanged means a session's live or unknown holders are not the ones
-	// the caller decided on (ForceOptions.Expect).
+	ErrStateDir    = errors.New("state directory unreadable")
+	ErrBusy        = errors.New("session busy: its operation lock is held by another process")
+	// ErrChanged: a session's live or unknown holders are not the ones the
+	// caller decided on (ForceOptions.Expect).
 	ErrChanged = errors.New("session changed")
 )
 
@@ -38,9 +32,8 @@ func (e *ChangedError) Unwrap() error { return ErrChanged }
 
 // FileError is a failed file operation, with the path and the operation.
 type FileError struct {
-	Op   string // "remove", "open", "lock", "read", ...
-	Path string
-	Err  error
+	Op, Path string
+	Err      error
 }
 
 func (e *FileError) Error() string { return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err) }
@@ -62,8 +55,7 @@ func (e *IDError) Error() string {
 func (e *IDError) Unwrap() error { return ErrInvalidID }
 
 // NotFoundError names the session that was not found; it wraps ErrNotFound.
-// NoDir says the state directory itself does not exist, which the message
-// says: a mistyped --state-dir must not read like a mistyped id.
+// NoDir says the state directory itself does not exist.
 type NotFoundError struct {
 	ID, Dir string
 	NoDir   bool
@@ -77,9 +69,8 @@ func (e *NotFoundError) Error() string {
 }
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
-// AmbiguousIDError names the sessions a prefix could mean; it wraps
-// ErrAmbiguousID. Candidates are the first of them in sorted order, at most
-// 20; Count counts them all.
+// AmbiguousIDError names the sessions a prefix could mean (the first 20 in
+// sorted order; Count counts them all); it wraps ErrAmbiguousID.
 type AmbiguousIDError struct {
 	Prefix     string
 	Candidates []string

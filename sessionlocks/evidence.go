@@ -2,7 +2,7 @@ package sessionlocks
 
 // CLIs in other PID namespaces: a container sharing ~/.copilot writes its
 // own namespace's pids, which here name another process or none. What is
-// found here can only keep a holder live; it never makes one stale.
+// found here can only keep a holder live.
 
 import (
 	"sync"
@@ -32,11 +32,8 @@ type nsProc struct {
 	cli   bool // recognisably the Copilot CLI
 }
 
-// inOtherNamespace finds such a process, a Copilot CLI first: a container
-// sharing ~/.copilot writes its own namespace's pids. notBefore is when the
-// list of other namespaces' processes must have been made after (the
-// lock's time in a listing; the decision's start in a decision). Only asked
-// when a lock would otherwise be stale.
+// inOtherNamespace finds such a process, a Copilot CLI first, from a list
+// of other namespaces' processes made after notBefore.
 func (e *Engine) inOtherNamespace(pid int, written, notBefore time.Time, tol time.Duration) *nsProc {
 	var found *nsProc
 	for _, here := range e.inOtherNamespaces(pid, notBefore) {
@@ -63,12 +60,12 @@ func (e *Engine) inOtherNamespace(pid int, written, notBefore time.Time, tol tim
 	return found
 }
 
-// nsIndexTTL is how long the list of processes in other PID namespaces is
-// reused: walking /proc costs a read per process on the machine.
+// nsIndexTTL is how long the list of processes in other PID namespaces,
+// a walk of /proc, is reused.
 const nsIndexTTL = 2 * time.Second
 
-// nsIndexCache is the engine's list of processes that run in PID
-// namespaces below its own, by their innermost pid.
+// nsIndexCache lists the processes in PID namespaces below this one, by
+// their innermost pid.
 type nsIndexCache struct {
 	mu      sync.Mutex
 	at      time.Time
@@ -76,9 +73,7 @@ type nsIndexCache struct {
 }
 
 // inOtherNamespaces returns the pids (here) of the processes whose pid in
-// their own, nested PID namespace is pid. The list is made again unless it
-// was made after notBefore (and is younger than nsIndexTTL): a process
-// that wrote a lock at notBefore, and still runs, is then in it.
+// their own, nested PID namespace is pid, from a list made after notBefore.
 func (e *Engine) inOtherNamespaces(pid int, notBefore time.Time) []int {
 	if e.nestedNS {
 		return nil // processes outside are invisible; and below, the sandbox's own

@@ -2,16 +2,11 @@ package sessionlocks
 
 // What a process's own descriptors say: whether it has this very file open
 // (/proc/<pid>/fd), and whether it holds an exclusive flock through that
-// descriptor (the lock lines of /proc/<pid>/fdinfo). This is the proof that
-// a process holds a session. It is read per process, not from the machine's
-// whole lock table (/proc/locks, which names whoever called flock rather
-// than who holds the lock now, matches by inode number across devices, and
-// takes seconds to read on a machine holding 100,000 record locks).
-//
-// Nothing here waits on the file's own file system: the descriptor's link
-// is read as text, and its file's identity with statx(AT_STATX_DONT_SYNC),
-// which answers from the kernel's cache, so a stuck FUSE or NFS server
-// cannot hang a listing.
+// descriptor (/proc/<pid>/fdinfo): the proof that a process holds a
+// session. Not /proc/locks, which names whoever called flock, not who holds
+// the lock now. Nothing here waits on the file's own file system (links
+// read as text, statx(AT_STATX_DONT_SYNC)): a stuck NFS server cannot hang
+// a listing.
 
 import (
 	"bytes"
@@ -25,9 +20,8 @@ import (
 )
 
 // holdsFile reports whether pid has a descriptor open on the file want
-// (named name, its base name), and, with flock, that the descriptor holds
-// an exclusive flock. Reading another process's descriptors needs the right
-// to trace it (the same user, or root); without it the answer is false.
+// (base name name), and, with flock, that it holds an exclusive flock
+// through it. Without the right to trace pid the answer is false.
 func holdsFile(pid int, name string, want fileID, flock bool) bool {
 	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/fd")
 	if err != nil {
@@ -41,8 +35,7 @@ func holdsFile(pid int, name string, want fileID, flock bool) bool {
 	dfd := int(d.Fd())
 	link := make([]byte, 4096)
 	for _, fd := range fds {
-		// The link's text first: a descriptor on another file is passed
-		// over without anything being asked of its file system.
+		// The link's text first: nothing is asked of another file's file system.
 		n, err := unix.Readlinkat(dfd, fd, link)
 		if err != nil || n <= 0 || !strings.HasSuffix(string(link[:n]), "/"+name) && string(link[:n]) != name {
 			continue
@@ -85,9 +78,8 @@ func fdHoldsFlock(pid int, fd string) bool {
 }
 
 // holderOf finds the process that holds the exclusive flock on the file
-// want (named name) through a descriptor of its own: a walk of /proc, made
-// only to recover a .hold an older build set aside without its name. 0
-// when there is none this process can see.
+// want (named name) through a descriptor of its own, or 0: a walk of
+// /proc, to recover a .hold an older build set aside without its name.
 func holderOf(name string, want fileID) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -101,15 +93,11 @@ func holderOf(name string, want fileID) int {
 	return 0
 }
 
-// lockTableHolds reports whether the machine's lock table (/proc/locks)
-// shows an exclusive flock held on the file want, whoever holds it: read
-// only, it never disturbs a CLI about to take its flock. A young .hold
-// whose named pid is not running here is asked this (a CLI this process
-// cannot see may hold it); the table costs a line per lock on the machine.
-// The table names a file by its super block's device, which is not stat's
-// on a btrfs subvolume or an overlay: the inode number alone is matched,
-// so that a lock on another device's same inode errs toward live (and
-// only until the .hold is old enough to probe).
+// lockTableHolds reports whether /proc/locks shows an exclusive flock held
+// on the file want, by anyone, for a young .hold whose pid runs nowhere
+// here: reading it never disturbs a CLI about to take its flock. The table
+// names a super block's device, which is not stat's on a btrfs subvolume
+// or an overlay: the inode alone is matched, erring toward live.
 func lockTableHolds(want fileID) bool {
 	b, err := os.ReadFile("/proc/locks")
 	if err != nil {

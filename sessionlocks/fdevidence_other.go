@@ -3,10 +3,9 @@
 package sessionlocks
 
 // Evidence from other processes' files where there is no /proc: who has a
-// file open, from the system (internal/procfiles: libproc on macOS, the
-// Restart Manager on Windows; elsewhere nothing, and nothing is proven).
-// Nothing here shows a flock without touching the file: a young .hold is
-// never seen held.
+// file open, from internal/procfiles (elsewhere nothing is proven). Nothing
+// here shows a flock without touching the file: a young .hold is never
+// seen held.
 
 import (
 	"context"
@@ -25,9 +24,8 @@ func holderOf(name string, want fileID) int { return 0 }
 func lockTableHolds(want fileID) bool { return false }
 
 // hasOpen says whether pid has the file want (at path) open: with
-// exclusive, as the only process that has it open, and its lock held (the
-// system names who has a file open, never who holds its lock). The error
-// says what was not found, or why the system cannot tell.
+// exclusive, as the only process that has it open, its lock held (the
+// system never names who holds a lock). The error says why not.
 func hasOpen(path string, want fileID, pid int, exclusive bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -2,9 +2,8 @@ package sessionlocks
 
 // Force: taking over a session the user decided to take over, under the
 // CLI's operation lock: only the holders the user saw (expect), their
-// owners signalled if asked and proven right before each signal, never a
-// live holder's files removed unless the user took it over without
-// stopping it, and nothing once cancelled before acting.
+// owners signalled if asked and proven right before each signal, and
+// nothing done once cancelled before acting.
 
 import (
 	"context"
@@ -15,29 +14,25 @@ import (
 // ForceOptions say what Force may do beyond removing lock files.
 type ForceOptions struct {
 	// Terminate sends SIGTERM to each live holder's proven Owner and waits
-	// up to Grace for it to exit. A live holder is then never removed: one
-	// whose owner is not proven is not signalled (NotSignalled says why)
-	// and keeps its files, as does one still running after Grace.
+	// up to Grace for it to exit. A live holder not stopped (its owner not
+	// proven, or still running after Grace) keeps its files.
 	Terminate bool
 	// Kill sends SIGKILL, after Grace, to the owners SIGTERM did not stop,
 	// each proven again to hold the session right before.
-	Kill bool
-	// Grace is how long to wait for signalled owners to exit.
+	Kill  bool
 	Grace time.Duration
 	// Expect, when not empty, is the Token of the judgement the user
-	// decided on: Force then acts only if every live or unknown holder it
-	// finds is one the token names, and fails with a *ChangedError if not.
+	// decided on: Force fails with a *ChangedError if a live or unknown
+	// holder it finds is not named by it.
 	Expect string
 }
 
 // Force removes the holders' files of one session, which the user decided
-// to take over, under its operation lock. See ForceOptions.
-//
-// Only holders judged when Force began are removed (with Expect, only those
-// the user saw): a holder that appears while Force waits for signalled
-// owners to exit is kept. Cancelled before it signals or removes anything,
-// Force returns ctx's error and did nothing; after that it ignores ctx and
-// finishes, and the result says what it did.
+// to take over, under its operation lock. Only holders judged when Force
+// began are removed: one that appears while it waits for signalled owners
+// is kept. Cancelled before it signals or removes anything, Force returns
+// ctx's error and did nothing; after that it finishes, and the result says
+// what it did.
 func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (ForceResult, error) {
 	var res ForceResult
 	if err := ValidateID(id); err != nil {
@@ -79,8 +74,7 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 			release()
 			release = nil
 			e.awaitTargets(id, targets, opts, &res)
-			// Signals are sent: from here on the call finishes, cancelled or
-			// not, and answers what it did.
+			// Signals are sent: the call finishes, cancelled or not.
 			if release, err = e.opLockWithin(context.WithoutCancel(ctx), id, relockWait); err != nil {
 				e.log.Warn("cannot take the operation lock again after signalling; no lock file removed", "session", id, "err", err)
 				if now, err := e.judgeSession(ctx, id, scan{decision: true}, nil); err == nil {
@@ -106,11 +100,10 @@ func (e *Engine) Force(ctx context.Context, id string, opts ForceOptions) (Force
 
 // forceRemove judges the session once more and removes what Force may:
 // stale holders as Reclaim does; the holders the decision covered, unless
-// Terminate was asked and the holder is not stale now (it was not stopped,
-// or whether it still runs cannot be told). A removal that fails is
-// recorded and the others go on: the answer says all that was done.
+// Terminate was asked and the holder is not stale now. A removal that
+// fails is recorded and the others go on.
 func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, decided map[string]bool, res *ForceResult) error {
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	removed := 0
 	_, err := e.judgeSession(ctx, id, scan{decision: true, opLocked: true}, func(h Holder) {
@@ -144,56 +137,42 @@ func (e *Engine) forceRemove(ctx context.Context, id string, opts ForceOptions, 
 	return err
 }
 
-// killWait is how long Force waits for a SIGKILLed owner to be gone;
-// relockWait how long it waits for the operation lock once it has signalled.
 const (
-	killWait   = 2 * time.Second
-	relockWait = 5 * time.Second
+	killWait   = 2 * time.Second // for a SIGKILLed owner to be gone
+	relockWait = 5 * time.Second // for the operation lock once Force has signalled
 )
 
 // ForceResult says what Force removed and which processes it signalled.
 type ForceResult struct {
 	Removed []Holder
-	// Kept are the holders whose files Force left: a signalled owner still
-	// running after the grace period, or a holder that appeared after the
-	// session was judged (see ForceOptions.Expect).
-	Kept []Holder
-	// RemovedOmitted and KeptOmitted count the holders beyond the first
-	// 1,000 of each list.
+	Kept    []Holder // the holders whose files Force left (not stopped, or new)
+	// RemovedOmitted and KeptOmitted count those beyond the first 1,000.
 	RemovedOmitted, KeptOmitted int
 	// Signalled are the owners sent SIGTERM; Exited those of them that
-	// exited; StillRunning those that had not when Force gave up waiting
-	// (after SIGKILL too, with Kill). Killed are the ones sent SIGKILL.
+	// exited; StillRunning those that had not when Force gave up waiting.
+	// Killed are the ones sent SIGKILL.
 	Signalled, Exited, StillRunning, Killed []int
-	// NotSignalled are the live and unknown holders Terminate did not
-	// signal, each with why.
+	// NotSignalled are the live and unknown holders not signalled, with why.
 	NotSignalled []Refusal
-	// Failed are the holders whose files could not be removed, each with
-	// why: once Force has signalled or removed something, a failure is told
-	// here, not as the call's error.
+	// Failed are the holders whose files could not be removed: once Force
+	// has done something, a failure is told here, not as the call's error.
 	Failed  []Failure
 	Session Session
 }
 
 func (r *ForceResult) remove(h Holder) {
-	if len(r.Removed) < holderCap {
-		r.Removed = append(r.Removed, h)
-	} else {
+	if !appendCapped(&r.Removed, h) {
 		r.RemovedOmitted++
 	}
 }
 
 func (r *ForceResult) fail(h Holder, err error) {
 	r.keep(h)
-	if len(r.Failed) < holderCap {
-		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
-	}
+	appendCapped(&r.Failed, Failure{Holder: h, Err: err})
 }
 
 func (r *ForceResult) keep(h Holder) {
-	if len(r.Kept) < holderCap {
-		r.Kept = append(r.Kept, h)
-	} else {
+	if !appendCapped(&r.Kept, h) {
 		r.KeptOmitted++
 	}
 }

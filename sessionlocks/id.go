@@ -5,9 +5,8 @@ import "strconv"
 const maxIDLen = 128
 
 // ValidateID reports whether id is a safe session id: one path component of
-// [A-Za-z0-9._-], not beginning with '.' (no session does; the CLI keeps its
-// .session-operation-locks there), at most 128 bytes. The error is an
-// *IDError that says what is wrong, so that a person can fix the request.
+// [A-Za-z0-9._-], not beginning with '.', at most 128 bytes. The error is
+// an *IDError that says what is wrong.
 func ValidateID(id string) error {
 	switch {
 	case id == "":
@@ -37,8 +36,7 @@ const maxPID = 1<<31 - 1
 // parseLockName returns the pid and kind ("lock" or "hold") of an inuse file
 // name, inuse.<pid>.(lock|hold) with a pid of 1 to 2^31-1 written without
 // leading zeros, or ok=false for any other name: the only names the engine
-// ever deletes. (Read by hand: a regular expression per name was a tenth of
-// judging a directory of 100,000 locks.)
+// ever deletes.
 func parseLockName(name string) (pid int, kind string, ok bool) {
 	const prefix = "inuse."
 	if len(name) < len("inuse.1.lock") || name[:len(prefix)] != prefix {

@@ -34,10 +34,9 @@ func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
 	return o
 }
 
-// gather reads what the rules need to judge r. It never touches a .hold
+// gather reads what the rules need to judge r. It never probes a .hold
 // younger than the settle window outside the operation lock: a probe's
-// flock landing between a CLI's creating it and locking it would make the
-// CLI fail to open the session.
+// flock between a CLI's creating it and locking it makes the CLI fail.
 func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
 	*f = facts{pid: r.pid, lock: r.lock, hold: r.hold, settle: e.settle, opLocked: o.opLocked,
 		sharedFS: o.sharedFS, nestedNS: o.nestedNS, otherOS: o.otherOS, unsure: o.unsure}
@@ -72,9 +71,8 @@ func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
 		}
 	}
 	if !f.pidsProveNothing() && (f.pidStale() != "" || f.hold.exists() && f.probe == nil && f.gone()) {
-		// A container sharing ~/.copilot writes its own namespace's pids.
-		// A listing trusts no account of other namespaces older than the
-		// lock; a decision none older than itself.
+		// A listing trusts no account of other PID namespaces older than
+		// the lock; a decision none older than itself.
 		notBefore := f.written
 		if o.decision {
 			notBefore = o.began
@@ -114,19 +112,27 @@ func (e *Engine) judge(r lockRef, o judgeOpts) Holder {
 }
 
 // holderCap bounds the holders a session lists; the rest are counted
-// (Session.HoldersOmitted). A real session has one or two; a directory of
-// years of crashes, or a hostile one, may have 100,000.
+// (Session.HoldersOmitted).
 const holderCap = 1000
+
+// appendCapped appends v to *list unless it holds holderCap already, and
+// reports whether it did.
+func appendCapped[T any](list *[]T, v T) bool {
+	if len(*list) >= holderCap {
+		return false
+	}
+	*list = append(*list, v)
+	return true
+}
 
 // judgeBatch is how many holders of a large session are judged at a time.
 const judgeBatch = 4096
 
 // walk judges every holder of snapshot s in pid order and visits each
-// until visit returns false. Holders past the first holderCap are
-// counted, not listed. With cached, listed verdicts come from and go to
-// the probe cache. A session of more than a few hundred holders is judged
-// in batches on every core: 100,000 dead locks never exist as 100,000
-// holders at once.
+// until visit returns false; those past the first holderCap are counted,
+// not listed. With cached, listed verdicts come from and go to the probe
+// cache. A large session is judged in batches on every core: 100,000 dead
+// locks never exist as 100,000 holders at once.
 func (e *Engine) walk(id string, s *dirSnapshot, o judgeOpts, cached bool, visit func(Holder) bool) {
 	if len(s.files) == 0 {
 		return // most sessions: no directory to open
@@ -151,9 +157,7 @@ func (e *Engine) walk(id string, s *dirSnapshot, o judgeOpts, cached bool, visit
 		}
 		h := e.judge(r, ho)
 		if !ho.countOnly {
-			// A decision's verdict is as good as a listing's: the next
-			// listing may use it (without the owner, which listings do
-			// not look for).
+			// A decision's verdict serves the next listing too, without the owner.
 			kept := h
 			kept.Owner, kept.NoOwner = nil, ""
 			e.caches.keepVerdict(key, kept, gen)
@@ -192,9 +196,7 @@ func (e *Engine) walk(id string, s *dirSnapshot, o judgeOpts, cached bool, visit
 	}
 }
 
-// tally derives a session's state from its holders' verdicts: inUse if any
-// is live, else unknown if any is unknown, else stale if there are
-// holders, else free; conflict when two or more are live.
+// tally derives a session's state and conflict from its holders' verdicts.
 type tally struct{ live, unknown, all int }
 
 func (n *tally) add(v Verdict) {

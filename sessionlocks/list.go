@@ -1,8 +1,7 @@
 package sessionlocks
 
 // Listing sessions: the state dir's session ids, each session read on
-// every core (its snapshot reused where a stat shows it unchanged), newest
-// first.
+// every core, newest first.
 
 import (
 	"cmp"
@@ -24,9 +23,9 @@ type ListOptions struct {
 	IDs []string
 }
 
-// List returns the sessions opts select. A missing state dir means no
-// sessions, not an error. Verdicts may come from the probe cache
-// (Holder.Cached); every session is checked against the disk.
+// List returns the sessions opts select; a missing state dir has none.
+// Verdicts may come from the probe cache; every session is checked
+// against the disk.
 func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Session, error) {
 	ids, all := opts.IDs, opts.IDs == nil
 	if all {
@@ -68,9 +67,9 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Session, error) 
 	return res, nil
 }
 
-// readSessions reads ids on every core. With all (a listing of the whole
-// state dir), a session that cannot be read is left out rather than fail
-// the listing, unless it is the state dir that cannot be read.
+// readSessions reads ids on every core. With all, a session that cannot be
+// read is left out rather than fail the listing (unless the state dir
+// cannot be read).
 func (e *Engine) readSessions(ctx context.Context, ids []string, all bool) ([]Session, []bool, error) {
 	out := make([]Session, len(ids))
 	found := make([]bool, len(ids))
@@ -103,7 +102,7 @@ func (e *Engine) readSessions(ctx context.Context, ids []string, all bool) ([]Se
 }
 
 // sessionIDs lists the state dir's entries that may be sessions: valid ids
-// of directories (never of links). A missing state dir is no sessions.
+// of directories (never of links).
 func (e *Engine) sessionIDs() ([]string, error) {
 	if err := e.checkStateDir(); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -85,8 +85,7 @@ func others(n int) string {
 	return fmt.Sprintf(" and %d other %s", n, plural(n, "process", "processes"))
 }
 
-// samePID says "it" for pid in a detail that follows "pid N" in the
-// message, which then names the pid once, not three times.
+// samePID says "it" for pid in a detail that follows "pid N" in the message.
 func samePID(detail string, pid int) string {
 	re := regexp.MustCompile(`\bpid ` + strconv.Itoa(pid) + `\b`)
 	return re.ReplaceAllString(detail, "it")

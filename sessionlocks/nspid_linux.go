@@ -13,8 +13,7 @@ import (
 )
 
 // nsPIDs is a process's pid in every PID namespace it is in, from this
-// process's own namespace (first) down to its innermost (last), as the
-// NSpid line of /proc/<pid>/status lists them.
+// one's (first) to its innermost (last): the NSpid line of its status.
 func nsPIDs(pid int) ([]int, error) {
 	b, err := readStatus(pid)
 	if err != nil {
@@ -48,8 +47,8 @@ func readNSIndex() (map[int][]int, error) {
 			pids = append(pids, n)
 		}
 	}
-	// A process in this namespace is told by its namespace link, one
-	// readlink; only the others' status is read (about 1.5 KB each).
+	// A process in this namespace is told by its namespace link; only the
+	// others' status is read.
 	var own [64]byte
 	n, err := unix.Readlink("/proc/self/ns/pid", own[:])
 	if err != nil {

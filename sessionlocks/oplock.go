@@ -39,7 +39,6 @@ func (e *Engine) opLock(ctx context.Context, id string) (release func(), err err
 	return e.opLockWithin(ctx, id, opLockWait)
 }
 
-// opLockWithin is opLock retrying for up to wait.
 func (e *Engine) opLockWithin(ctx context.Context, id string, wait time.Duration) (release func(), err error) {
 	path := filepath.Join(e.dir, opLockDir, id+".lock")
 	f, err := openOpLockFile(e.dir, id)
@@ -73,6 +72,6 @@ func (e *Engine) opLockWithin(ctx context.Context, id string, wait time.Duration
 	}
 }
 
-// opLockWait is how long a mutation waits for the CLI's operation lock. The
-// CLI holds it only while it opens a session (milliseconds).
+// opLockWait is how long a mutation waits for the CLI's operation lock,
+// which the CLI holds for milliseconds, while it opens a session.
 const opLockWait = 500 * time.Millisecond

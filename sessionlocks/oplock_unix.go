@@ -14,11 +14,8 @@ import (
 )
 
 // openOpLockFile opens (creating if needed) the operation lock file of
-// session id. Below the state dir every name is opened relative to its
-// directory's descriptor and never through a link: a
-// .session-operation-locks swapped for a symlink mid-call cannot make this
-// create a file anywhere else. (The state dir itself may be a link: the
-// user's ~/.copilot kept elsewhere.)
+// session id. Below the state dir (which may be a link) every name is
+// opened relative to its directory's descriptor and never through a link.
 func openOpLockFile(stateDir, id string) (*os.File, error) {
 	dirPath := filepath.Join(stateDir, opLockDir)
 	path := filepath.Join(dirPath, id+".lock")
@@ -76,9 +73,8 @@ func openOpLockFile(stateDir, id string) (*os.File, error) {
 	}
 }
 
-// ownLikeStateDir gives a file this process created in the CLI's state dir
-// (open at fd) to the state dir's owner (open at stateFd), when this
-// process is root: run by hand with sudo, a root-owned operation-lock
+// ownLikeStateDir gives a file root created in the state dir (open at fd)
+// to the state dir's owner (open at stateFd): a root-owned operation-lock
 // directory would stop the user's CLI from opening any session.
 func ownLikeStateDir(fd, stateFd int) {
 	if unix.Geteuid() != 0 {

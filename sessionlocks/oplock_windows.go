@@ -12,13 +12,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// openOpLockFile opens (creating if needed) the operation lock file of session id. The file is opened in the
-// .session-operation-locks directory's own handle, which is not a link (a junction or symlink put in its place is
-// refused, not followed), so nothing is created outside the state dir. (The state dir itself may be a link: the
-// user's ~/.copilot kept elsewhere.)
-//
-// The file is named after the session directory as the disk names it: Windows drops a trailing dot and NTFS
-// ignores case, so "ABC." reaches the session "abc", whose CLI locks abc.lock, not "ABC..lock".
+// openOpLockFile opens (creating if needed) the operation lock file of session id, relative to the
+// .session-operation-locks directory's own handle, which is not a link (one in its place is refused). The file is
+// named after the session directory as the disk names it: Windows drops a trailing dot and NTFS ignores case, so
+// "ABC." reaches the session "abc", whose CLI locks abc.lock.
 func openOpLockFile(stateDir, id string) (*os.File, error) {
 	dirPath := filepath.Join(stateDir, opLockDir)
 	if err := os.Mkdir(dirPath, 0o700); err != nil && !os.IsExist(err) {

@@ -1,18 +1,11 @@
 package sessionlocks
 
 // Proving which process holds a session: the only process Force may ever
-// signal. A pid is a number; it is proof of nothing. The proof is a process
-// whose pid is the one the lock file names (here, or in the nested PID
-// namespace it runs in) that started before the file was made and has that
-// very file open (device and inode): the holder's .hold, through a
-// descriptor holding its exclusive flock; for a CLI that writes no .hold,
-// the session's session.db.
-//
-// What the real CLIs give (observed with 1.0.45 to 1.0.102): 1.0.88 and
-// later flock inuse.<pid>.hold for their whole life; 1.0.45 and 1.0.65 keep
-// session.db open (locked only during writes); 1.0.85 keeps nothing in the
-// session directory open, so nothing proves which process holds its
-// sessions.
+// signal. The proof is a process whose pid is the one the lock file names
+// (here, or in the nested PID namespace it runs in) that started before the
+// file was made and has that very file open: the holder's .hold, holding
+// its exclusive flock (CLIs 1.0.88 and later); else the session's
+// session.db (1.0.45 to 1.0.65; 1.0.85 keeps nothing open).
 
 import (
 	"fmt"
@@ -21,8 +14,7 @@ import (
 	"time"
 )
 
-// lockWord names the .hold's lock as the CLI takes it: flock on Unix,
-// LockFileEx on Windows.
+// lockWord names the .hold's lock as the CLI takes it.
 func lockWord() string {
 	if runtime.GOOS == "windows" {
 		return "lock"
@@ -30,13 +22,11 @@ func lockWord() string {
 	return "flock"
 }
 
-// sessionDB is the SQLite database CLIs 1.0.45 to 1.0.65 keep open in
-// their session directory.
+// sessionDB is the SQLite database CLIs 1.0.45 to 1.0.65 keep open.
 const sessionDB = "session.db"
 
-// ownerSlack absorbs the rounding of a process's start time (clock ticks)
-// and a file's (the file system's clock granularity): an owner must have
-// started before its file was made, to within this.
+// ownerSlack absorbs the rounding of start and file times: an owner must
+// have started before its file was made, to within this.
 const ownerSlack = 20 * time.Millisecond
 
 // prove finds the Owner of live holder r, or says why none is proven.
@@ -44,8 +34,7 @@ func (e *Engine) prove(r lockRef, o *judgeOpts) (*Owner, string) {
 	if e.noOwnerProof {
 		return nil, "owner evidence is switched off (a test of what a system without descriptor evidence does)"
 	}
-	// The named pid first; processes of other PID namespaces (a walk of
-	// /proc) only when it is not the one.
+	// The named pid first, then processes of other PID namespaces.
 	candidates := func(yield func(int) bool) {
 		if !yield(r.pid) {
 			return
@@ -90,8 +79,8 @@ func (e *Engine) prove(r lockRef, o *judgeOpts) (*Owner, string) {
 
 // tie returns the Owner if the process pid (here) is the one the lock files
 // name as named, started before the file madeName was made (at made), and
-// has the file at path open (identity open; alone, holding its exclusive
-// lock, with exclusive); nil, and why not where the system could say, if not.
+// has the file open at path open (holding its exclusive lock, with
+// exclusive); else nil, and why not where the system could say.
 func (e *Engine) tie(pid, named int, made time.Time, madeName string, open fileID, path string, exclusive bool, evidence string) (*Owner, error) {
 	if pid <= 0 || !namesPID(pid, named) {
 		return nil, nil

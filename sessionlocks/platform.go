@@ -1,19 +1,9 @@
 package sessionlocks
 
-// The portable half of the platform layer. Each system supplies, in its
-// own files:
-//
-//	readProc(pid int) procInfo             what the kernel says about a pid (proc_*.go)
-//	bootTime() (time.Time, error)          when the machine booted, to the clock's precision
-//	probeHold(path, want) holdProbe        whether someone holds the .hold file's lock
-//	openRemover(dir) remover               removes a session's files: set aside, checked, unlinked (remove.go)
-//	tryLock(f *os.File) error              non-blocking exclusive lock
-//	unlockFile(f *os.File)
-//	lstatID(path string) (fileID, error)   lstat, as a fileID
-//	openDirStat(dir) dirStat               lstat's names in one directory
-//	openDirNoFollow(dir) (*os.File, error) opens a directory for listing, never through a link
-//	openOpLockFile(stateDir, id)           open (creating) the CLI's operation lock file of a session (oplock_*.go)
-//	openNoFollow(path) (*os.File, fileID, error)  open a regular file to read, never through a link, never blocking
+// The portable half of the platform layer. Each system supplies readProc
+// and bootTime (proc_*.go), probeHold, tryLock, lstatID, openDirStat (a
+// directory whose names are lstat'ed and removed), openDirNoFollow and
+// openNoFollow (platform_*.go, remove_*.go), openOpLockFile (oplock_*.go).
 
 import (
 	"errors"
@@ -35,8 +25,8 @@ const (
 	procThread
 )
 
-// procInfo is what the platform learned about a pid. Fields the platform
-// could not read are zero (argv nil, start zero, uid and ppid -1) and err says why.
+// procInfo is what the platform learned about a pid. Fields it could not
+// read are zero (uid and ppid -1) and err says why.
 type procInfo struct {
 	state procState
 	start time.Time
@@ -44,8 +34,8 @@ type procInfo struct {
 	uid   int
 	ppid  int
 	tgid  int // procThread: the process the thread belongs to; 0 if unknown
-	// tty names the controlling terminal ("pts/3", "ttys004"), "" for none;
-	// ttyKnown is false where it could not be read.
+	// tty names the controlling terminal ("pts/3"), "" for none; ttyKnown
+	// is false where it could not be read.
 	tty      string
 	ttyKnown bool
 	err      error
@@ -55,31 +45,27 @@ type procInfo struct {
 type holdProbe struct {
 	held    bool
 	changed bool   // the file at the path is not the one judged: a CLI re-created it
-	id      fileID // the file probed (its identity, from the open descriptor)
+	id      fileID // the file probed, from the open descriptor
 	err     error  // the probe could not be made; held is meaningless
 }
 
-// errNotRegular is returned for lock files that are links, FIFOs, devices or
-// directories: they are never opened, and never deleted.
-var errNotRegular = errors.New("not a regular file; left alone")
-
-// errNotDir is returned for a session directory that is a symlink or not a
-// directory at all: it is not followed, and not a session.
-var errNotDir = errors.New("not a directory")
-
-// errChanged means a file was replaced or rewritten after it was judged.
-var errChanged = errors.New("file changed since it was judged; left alone")
-
-// errLockBusy means a non-blocking lock attempt found the lock held.
-var errLockBusy = errors.New("lock is held by another process")
+var (
+	// errNotRegular: a link, FIFO, device or directory named like a lock
+	// file, which is never opened or deleted.
+	errNotRegular = errors.New("not a regular file; left alone")
+	// errNotDir: a session directory that is a symlink or no directory,
+	// which is not followed, and not a session.
+	errNotDir   = errors.New("not a directory")
+	errChanged  = errors.New("file changed since it was judged; left alone")
+	errLockBusy = errors.New("lock is held by another process")
+)
 
 func isRegular(id fileID) bool { return id.mode == 1 }
 
 // sameFile reports whether got, a file just opened by name, is want, the
 // file judged: the same device and inode (on Windows, volume serial number
-// and file index). A want that names no file matches anything (there was
-// nothing to be faithful to), and so does one without an identity: a file
-// system that gives no file index must not make every file look replaced.
+// and file index). A want without a file or an identity (a file system
+// that gives no file index) matches anything.
 func sameFile(want, got fileID) bool {
 	if !want.exists() || want.dev == 0 && want.ino == 0 {
 		return true
@@ -87,9 +73,8 @@ func sameFile(want, got fileID) bool {
 	return want.dev == got.dev && want.ino == got.ino
 }
 
-// startTolerance absorbs the granularity of process start times (clock ticks
-// on Linux, microseconds elsewhere) and of file timestamps, so that a CLI that
-// writes its lock in the same instant it starts is never called a reused pid.
+// startTolerance absorbs the granularity of process start times and file
+// times: a CLI that writes its lock as it starts is never a reused pid.
 const startTolerance = time.Second
 
 // removalStep names the steps of a removal after which a crash leaves
@@ -105,8 +90,8 @@ const (
 	stepPutBack    removalStep = "put-back" // not the file judged: back under its name
 )
 
-// testHookRemoval, when set (tests), runs after each step of a removal:
-// the tests kill the process there, as a crash would.
+// testHookRemoval (tests) runs after each step of a removal: the crash
+// tests kill the process there.
 var testHookRemoval func(step removalStep, path string)
 
 func reached(step removalStep, path string) {
@@ -115,9 +100,8 @@ func reached(step removalStep, path string) {
 	}
 }
 
-// testHookOpLockDir, when set (tests), runs after the operation-lock
-// directory was made or found and before it is opened: where it could be
-// swapped for a link.
+// testHookOpLockDir (tests) runs after the operation-lock directory was
+// made or found and before it is opened: where it could become a link.
 var testHookOpLockDir func(path string)
 
 // readRegular reads up to limit bytes of a regular file, never through a

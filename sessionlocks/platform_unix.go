@@ -35,56 +35,55 @@ func statToID(st *unix.Stat_t) fileID {
 }
 
 // lstatID is lstat as a fileID.
-func lstatID(path string) (fileID, error) {
-	var st unix.Stat_t
+func lstatID(path string) (fileID, error) { return dirStat{fd: unix.AT_FDCWD}.lstat(path) }
+
+// noEINTR calls f again while it fails with EINTR.
+func noEINTR(f func() error) error {
 	for {
-		err := unix.Lstat(path, &st)
-		if err == unix.EINTR {
-			continue
+		if err := f(); err != unix.EINTR {
+			return err
 		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "lstat", Path: path, Err: err}
-		}
-		return statToID(&st), nil
 	}
 }
 
-// probeHold asks whether anyone holds an exclusive flock on path, without
-// taking it from them: a shared, non-blocking flock on a fresh read-only
-// descriptor fails with EWOULDBLOCK exactly when an exclusive lock is held,
-// and when it succeeds it is released at once. The descriptor is never the
-// CLI's, so the probe cannot disturb the holder's lock.
-//
-// want is the .hold as the scan saw it: if the path now names another file
-// (a CLI re-created it since), it is not touched, for the new file's owner
-// may be about to flock it.
-func probeHold(path string, want fileID) holdProbe {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if err == unix.ELOOP {
-			err = errNotRegular
-		}
-		return holdProbe{err: err}
+// openRegular opens name (relative to the directory dfd) to read, never
+// through a final symlink and never blocking on a FIFO: errNotRegular for
+// anything but a regular file, whose identity is returned all the same.
+func openRegular(dfd int, name string) (int, fileID, error) {
+	fd, err := openNoIntr(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if err == unix.ELOOP {
+		err = errNotRegular
 	}
-	defer unix.Close(fd)
+	if err != nil {
+		return -1, fileID{}, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return holdProbe{err: err}
+		unix.Close(fd)
+		return -1, fileID{}, err
 	}
 	id := statToID(&st)
 	if !isRegular(id) {
-		return holdProbe{id: id, err: errNotRegular}
+		unix.Close(fd)
+		return -1, id, errNotRegular
 	}
+	return fd, id, nil
+}
+
+// probeHold asks whether anyone holds an exclusive flock on path: a shared,
+// non-blocking flock on a fresh descriptor fails exactly then, and is
+// released at once otherwise. If the path now names a file other than want
+// (a CLI re-created it), it is not touched: its owner may be about to flock it.
+func probeHold(path string, want fileID) holdProbe {
+	fd, id, err := openRegular(unix.AT_FDCWD, path)
+	if err != nil {
+		return holdProbe{id: id, err: err}
+	}
+	defer unix.Close(fd)
 	if !sameFile(want, id) {
 		return holdProbe{id: id, changed: true}
 	}
-	for {
-		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	switch err {
+	switch err := noEINTR(func() error { return unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) }); err {
 	case nil:
 		unix.Flock(fd, unix.LOCK_UN)
 		return holdProbe{held: false, id: id}
@@ -96,15 +95,11 @@ func probeHold(path string, want fileID) holdProbe {
 }
 
 func tryLock(f *os.File) error {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			if err == unix.EWOULDBLOCK {
-				return errLockBusy
-			}
-			return err
-		}
+	err := noEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) })
+	if err == unix.EWOULDBLOCK {
+		return errLockBusy
 	}
+	return err
 }
 
 func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
@@ -113,41 +108,28 @@ func unlockFile(f *os.File) { unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 func signalZero(pid int) error { return unix.Kill(pid, 0) }
 
 // openNoFollow opens a regular file for reading, never through a final
-// symlink and never blocking on a FIFO; its identity comes from the open
-// file.
+// symlink and never blocking on a FIFO; its identity is the open file's.
 func openNoFollow(path string) (*os.File, fileID, error) {
-	fd, err := openNoIntr(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
-	if err != nil {
-		if err == unix.ELOOP {
-			return nil, fileID{}, errNotRegular
-		}
-		return nil, fileID{}, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, fileID{}, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	id := statToID(&st)
-	if !isRegular(id) {
-		unix.Close(fd)
-		return nil, id, errNotRegular
+	fd, id, err := openRegular(unix.AT_FDCWD, path)
+	switch {
+	case err == errNotRegular:
+		return nil, id, err
+	case err != nil:
+		return nil, id, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(fd), path), id, nil
 }
 
 // openNoIntr is openat, retried on EINTR; a created file gets mode 0o644.
-func openNoIntr(at int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(at, name, flags, 0o644)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+func openNoIntr(at int, name string, flags int) (fd int, err error) {
+	err = noEINTR(func() (err error) { fd, err = unix.Openat(at, name, flags, 0o644); return err })
+	return fd, err
 }
 
-// dirStat lstat's names in one directory, opened once without following
-// links; where it cannot be opened, each lstat fails as the directory did.
+// dirStat lstat's and removes names in one directory, opened once without
+// following links: a session directory swapped for a symlink cannot
+// redirect a rename or an unlink. Where it cannot be opened, each call
+// fails as the directory did.
 type dirStat struct {
 	fd  int
 	err error
@@ -167,16 +149,10 @@ func (d dirStat) lstat(name string) (fileID, error) {
 		return fileID{}, d.err
 	}
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fileID{}, &os.PathError{Op: "lstat", Path: filepath.Join(d.dir, name), Err: err}
-		}
-		return statToID(&st), nil
+	if err := noEINTR(func() error { return unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return fileID{}, &os.PathError{Op: "lstat", Path: filepath.Join(d.dir, name), Err: err}
 	}
+	return statToID(&st), nil
 }
 
 func (d dirStat) close() {
@@ -198,8 +174,7 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), dir), nil
 }
 
-// statID is stat (following links) as a fileID: the state dir's, which
-// may be a link (the user's ~/.copilot kept elsewhere).
+// statID is stat (following links: the state dir may be one) as a fileID.
 func statID(path string) (fileID, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {

@@ -14,9 +14,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows has no inode in os.FileInfo; a file's type, size and modification
-// time come from it, and a regular file's identity (dev, ino) is its volume
-// serial number and file index, read through a handle (see fileIdentity).
+// fileIDOf is fi's type, size and time; a regular file's identity (dev,
+// ino) is read through a handle (fileIdentity).
 func fileIDOf(fi os.FileInfo) fileID {
 	t := fi.ModTime()
 	return fileID{msec: t.Unix(), mnsec: int32(t.Nanosecond()), size: fi.Size(), mode: fileTypeBits(fi.Mode())}
@@ -32,10 +31,8 @@ func fileIdentity(h windows.Handle) (dev, ino uint64, err error) {
 	return uint64(fi.VolumeSerialNumber), uint64(fi.FileIndexHigh)<<32 | uint64(fi.FileIndexLow), nil
 }
 
-// pathIdentity is fileIdentity of path, opened for its attributes only: no
-// read, write or delete access, so no sharing mode of the holder's refuses
-// it and the holder's own opens and removals are not refused either.
-// Reparse points are opened, not followed.
+// pathIdentity is fileIdentity of path, opened for its attributes only (no
+// sharing mode refuses it, and it refuses none), links not followed.
 func pathIdentity(path string) (dev, ino uint64, err error) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
@@ -51,9 +48,8 @@ func pathIdentity(path string) (dev, ino uint64, err error) {
 	return fileIdentity(h)
 }
 
-// openNoFollow opens a regular file for reading, with every share mode (the
-// CLI may rename or delete it meanwhile); links (reparse points) and anything
-// that is not a disk file are refused.
+// openNoFollow opens a regular file for reading, with every share mode;
+// links (reparse points) and anything that is not a disk file are refused.
 func openNoFollow(path string) (*os.File, fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -72,8 +68,7 @@ func openNoFollow(path string) (*os.File, fileID, error) {
 	return f, id, nil
 }
 
-// lstatID is os.Lstat as a fileID, a regular file's identity included (an
-// extra open: the .hold's is what probeHold checks the file it opens against).
+// lstatID is os.Lstat as a fileID, a regular file's identity included.
 func lstatID(path string) (fileID, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -86,13 +81,9 @@ func lstatID(path string) (fileID, error) {
 	return id, nil
 }
 
-// probeHold opens the .hold with full sharing. A sharing violation means the
-// holder opened it exclusively; otherwise a shared LockFileEx that fails
-// immediately means the holder has it locked. A successful lock is released
-// at once.
-//
-// want is the .hold as the scan saw it: if the file opened is another one
-// (a CLI re-created it since), it is not touched, as on Unix.
+// probeHold opens the .hold with full sharing: a sharing violation, or a
+// shared LockFileEx that fails at once, means the holder has it. A file
+// other than want (re-created since) is not touched, as on Unix.
 func probeHold(path string, want fileID) holdProbe {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -111,8 +102,7 @@ func probeHold(path string, want fileID) holdProbe {
 		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
 	if err != nil {
 		if errors.Is(err, windows.ERROR_SHARING_VIOLATION) {
-			// Which file refused cannot be told; the one judged, or one
-			// re-created by a CLI now opening the session: in use either way.
+			// The file judged, or one a CLI re-created: in use either way.
 			id.dev, id.ino = want.dev, want.ino
 			return holdProbe{held: true, id: id}
 		}
@@ -150,11 +140,9 @@ func unlockFile(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
 
-// statID is os.Stat as a fileID, for the state dir (its only use), which must
-// be a directory. A file where it or a parent should be reads "not found" on
-// Windows (ERROR_PATH_NOT_FOUND, which is also Windows's ENOTDIR), and the
-// state dir would be taken for missing, its sessions for none: here it is
-// "not a directory", as on Unix, and not fs.ErrNotExist.
+// statID is os.Stat as a fileID, for the state dir. A file where it or a
+// parent should be reads "not found" on Windows: here it is "not a
+// directory", as on Unix, lest the state dir be taken for missing.
 func statID(path string) (fileID, error) {
 	fi, err := os.Stat(path)
 	switch {
@@ -179,8 +167,7 @@ func statID(path string) (fileID, error) {
 // errFileInPlace: a file stands where a directory should be.
 var errFileInPlace = errors.New("not a directory")
 
-// fileTypeBits keeps only the type bits of a mode, the part of identity that
-// says "regular file" vs "FIFO".
+// fileTypeBits keeps only the type bits of a mode.
 func fileTypeBits(m os.FileMode) uint32 {
 	t := uint32(m.Type())
 	if t == 0 {
@@ -189,8 +176,7 @@ func fileTypeBits(m os.FileMode) uint32 {
 	return t
 }
 
-// openDirNoFollow opens dir for listing, refusing a link (a reparse point)
-// in its place.
+// openDirNoFollow opens dir for listing, refusing a link in its place.
 func openDirNoFollow(dir string) (*os.File, error) {
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -202,10 +188,14 @@ func openDirNoFollow(dir string) (*os.File, error) {
 	return shareopen.Open(dir)
 }
 
-// dirStat lstat's names in one directory, by path.
-type dirStat struct{ dir string }
+// dirStat lstat's and removes names in one directory, by path (err is
+// always nil here).
+type dirStat struct {
+	dir string
+	err error
+}
 
-func openDirStat(dir string) dirStat { return dirStat{dir} }
+func openDirStat(dir string) dirStat { return dirStat{dir: dir} }
 
 func (d dirStat) lstat(name string) (fileID, error) { return lstatID(filepath.Join(d.dir, name)) }
 

@@ -1,10 +1,8 @@
 package sessionlocks
 
-// Where this process judges from: what it can and cannot see. A CLI's pid
-// means something only to a process on the same kernel that can see it:
-// not from inside a PID namespace of its own (a Flatpak-packaged IDE), and
-// not from another machine sharing the state dir over the network. There,
-// "no such process" and "another process has that pid" prove nothing.
+// Where this process judges from: a CLI's pid means nothing from inside a
+// PID namespace of its own (a Flatpak-packaged IDE), nor from another
+// machine sharing the state dir over the network.
 
 import (
 	"os"
@@ -30,22 +28,16 @@ func (e *Engine) platform() Platform {
 
 // Platform is what the engine can see from where it runs.
 type Platform struct {
-	// NestedPIDNamespace is true when this process runs in a PID namespace
-	// below the machine's first (a sandbox or container): processes outside
-	// it are invisible here.
+	// NestedPIDNamespace: this process runs in a PID namespace below the
+	// machine's first, and processes outside it are invisible.
 	NestedPIDNamespace bool
-	// FileSystem is the state dir's file-system type ("ext4", "nfs", ...),
-	// or "" when it could not be read.
-	FileSystem string
-	// Shared is true when that file system may be written by other machines
-	// (NFS, SMB, 9p, FUSE, ...), whose pids mean nothing here and whose
-	// changes file notifications do not report.
+	FileSystem         string // the state dir's ("ext4", "nfs"); "" when unknown
+	// Shared: other machines may write that file system (NFS, SMB, 9p, FUSE).
 	Shared bool
 }
 
 // sharedFS names the file-system types other machines may write: network
-// file systems, VM and WSL shares, and FUSE, which may be any of them
-// (sshfs) and cannot be told apart by type.
+// file systems, VM and WSL shares, and FUSE (sshfs cannot be told apart).
 var sharedFS = map[string]bool{
 	"nfs": true, "nfs4": true, "cifs": true, "smb": true, "smb2": true, "smb3": true, "smbfs": true,
 	"9p": true, "fuse": true, "virtiofs": true, "ceph": true, "afs": true, "coda": true, "gfs2": true,
@@ -64,8 +56,7 @@ func isSharedFS(name string) bool {
 }
 
 // fileSystemOf reads the file-system type of dir, or of its nearest
-// existing ancestor when dir does not exist yet (the state dir before the
-// first CLI ran): the CLI will create it there.
+// existing ancestor, where the CLI will create it.
 func fileSystemOf(dir string) (name string, shared bool, err error) {
 	for {
 		name, shared, err = fsType(dir)

@@ -13,11 +13,8 @@ import (
 const initPIDNamespace = 0xEFFFFFFC
 
 // nestedPIDNamespace reports whether this process runs in a PID namespace
-// below the machine's first. NSpid in /proc/self/status would say so only
-// where /proc was mounted outside the sandbox; a sandbox that mounts its
-// own /proc (bwrap, Flatpak, unshare --mount-proc) shows one entry there.
-// The namespace's own inode tells everywhere. Where it cannot be read, the
-// NSpid line is the fallback.
+// below the machine's first: the namespace's inode tells even where a
+// sandbox mounts its own /proc (whose NSpid line, the fallback, shows one).
 func nestedPIDNamespace() bool {
 	var st unix.Stat_t
 	if err := unix.Stat("/proc/self/ns/pid", &st); err == nil {
@@ -31,8 +28,8 @@ func nestedPIDNamespace() bool {
 	return ok && len(bytes.Fields(v)) > 1
 }
 
-// linuxFS names the statfs magic numbers of the file systems worth naming:
-// every shared one, and the common local ones.
+// linuxFS names the statfs magic numbers of every shared file system and
+// the common local ones.
 var linuxFS = map[int64]string{
 	0x6969:     "nfs",
 	0x517B:     "smb",
@@ -70,15 +67,8 @@ var linuxFS = map[int64]string{
 
 func fsType(dir string) (string, bool, error) {
 	var st unix.Statfs_t
-	for {
-		err := unix.Statfs(dir, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", false, &os.PathError{Op: "statfs", Path: dir, Err: err}
-		}
-		break
+	if err := noEINTR(func() error { return unix.Statfs(dir, &st) }); err != nil {
+		return "", false, &os.PathError{Op: "statfs", Path: dir, Err: err}
 	}
 	name, ok := linuxFS[int64(uint32(st.Type))]
 	if !ok {

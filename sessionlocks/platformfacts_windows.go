@@ -10,10 +10,8 @@ import (
 // Windows has no PID namespaces a desktop app runs in.
 func nestedPIDNamespace() bool { return false }
 
-// fsType: a UNC path (\\server\share, \\?\UNC\server\share) or a drive
-// Windows calls remote is a network share. \\?\C:\... and \\.\C:\... (the
-// long-path and device forms) are drive C:, and \\?\Volume{...}\ a local
-// volume: asked like any drive.
+// fsType: a UNC path (\\server\share, \\?\UNC\...) or a drive Windows calls
+// remote is a network share; \\?\C:\... and \\.\C:\... are drive C:.
 func fsType(dir string) (string, bool, error) {
 	vol := filepath.VolumeName(dir)
 	if p := strings.ReplaceAll(dir, "/", `\`); strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\\.\`) {

@@ -58,10 +58,8 @@ func bootTime() (time.Time, error) {
 }
 
 // procExe is the path of pid's executable as the kernel found it at exec
-// (proc_pidpath, links resolved: Homebrew's bin/copilot is a link into the
-// cask), or "" when it cannot be read. Not kern.procargs2's exec path: that
-// is the path as given to exec, which may be relative to the process's own
-// working directory, not this one's.
+// (links resolved: Homebrew's bin/copilot is a link into the cask), or "".
+// Not kern.procargs2's exec path, which may be relative to pid's own cwd.
 func procExe(pid int) string {
 	exe, err := procfiles.Executable(pid)
 	if err != nil {
@@ -70,9 +68,8 @@ func procExe(pid int) string {
 	return exe
 }
 
-// procExeID is not read on macOS: only a stat of the executable's path
-// would give it, and that can hang on a stuck file system; the start time
-// and command line already tell a process from one that reused its pid.
+// procExeID is not read on macOS: a stat of the executable's path can hang
+// on a stuck file system.
 func procExeID(pid int) fileID { return fileID{} }
 
 // procComm: only Linux names threads where another process can read it.

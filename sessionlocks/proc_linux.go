@@ -16,25 +16,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// On Linux the kernel's own accounts are read from /proc directly, for
-// precision first: a process's start is the boot time plus its start ticks,
-// and gopsutil's boot time is /proc/stat's btime, whole seconds, an error as
-// large as the 1 s a lock's mtime may differ from its writer's start. Here
-// the boot time comes from CLOCK_BOOTTIME to the microsecond (bootTime). The
-// reads are also one small read per file, with no ps and no parsing of
-// fields the verdicts do not use.
+// Not gopsutil: its boot time is /proc/stat's btime, whole seconds, an error
+// as large as the 1 s a lock's mtime may differ from its writer's start.
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime. The kernel
-// ABI fixes it at 100 on every architecture Go supports.
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime: 100 on
+// every architecture Go supports.
 const clockTicks = 100
 
 var procBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
 
-// readSmall reads a /proc record file with one read: procfs hands back
-// the whole record (stat is a few hundred bytes) in the first read when the
-// buffer is large enough, so reading on to EOF would only cost a syscall. A
-// command line longer than buf is cut, which is fine for recognising it.
-// If st is not nil, it receives the file's fstat.
+// readSmall reads a /proc record file with one read, which procfs fills
+// whole when buf is large enough (a longer command line is cut, which is
+// fine for recognising it). If st is not nil, it receives the file's fstat.
 func readSmall(path string, buf []byte, st *unix.Stat_t) (int, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -46,13 +39,9 @@ func readSmall(path string, buf []byte, st *unix.Stat_t) (int, error) {
 			return 0, err
 		}
 	}
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		return max(n, 0), err
-	}
+	var n int
+	err = noEINTR(func() (err error) { n, err = unix.Read(fd, buf); return err })
+	return max(n, 0), err
 }
 
 func readProc(pid int) procInfo {
@@ -61,16 +50,13 @@ func readProc(pid int) procInfo {
 	defer procBufs.Put(bp)
 	buf := *bp
 
-	// No process or thread has the pid: kill(pid, 0) says so far faster
-	// than a lookup in /proc that fails, and most locks a scan meets name
-	// the dead. (It cannot be fooled by hidepid; EPERM means someone has it.)
+	// kill(pid, 0) is far faster than a failed lookup in /proc, and most
+	// locks name the dead. (hidepid cannot fool it: EPERM means someone has it.)
 	if signalZero(pid) == unix.ESRCH {
 		info.state = procGone
 		return info
 	}
-	// The owner of /proc/<pid>'s files is the process's effective uid (root
-	// for one that is not dumpable): the fstat of the open stat file says
-	// it without another walk of /proc.
+	// The owner of /proc/<pid>/stat is the process's effective uid.
 	var st unix.Stat_t
 	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf, &st)
 	if err != nil {
@@ -99,9 +85,8 @@ func readProc(pid int) procInfo {
 	if boot, err := bootTime(); err == nil {
 		info.start = boot.Add(time.Duration(f.start) * (time.Second / clockTicks))
 	}
-	// A thread's tid opens /proc/<tid> as a pid would. Its stat says so
-	// (exit_signal -1), which costs nothing more; pidfd_open is asked only
-	// where the line lacks the field.
+	// A thread's tid opens /proc/<tid> as a pid would; its stat says so
+	// (exit_signal -1), else pidfd_open does.
 	leader, err := f.exitSignal != -1, error(nil)
 	if !f.hasExitSignal {
 		leader, err = isLeader(pid)
@@ -120,8 +105,7 @@ func readProc(pid int) procInfo {
 	}
 	switch {
 	case f.state == 'Z' && f.threads > 1:
-		// A leader shows Z once its main thread has exited, while its other
-		// threads run on: the process is alive.
+		// The main thread exited, the others run on: the process is alive.
 	case f.state == 'Z', f.state == 'X', f.state == 'x':
 		info.state = procZombie
 		return info
@@ -138,11 +122,9 @@ func readProc(pid int) procInfo {
 	return info
 }
 
-// isLeader reports whether pid is a thread-group leader, that is a process
-// and not one of its other threads. pidfd_open refuses (EINVAL) a pid that
-// is not a leader, at the cost of one descriptor opened and closed; where a
-// sandbox forbids it (ENOSYS before Linux 5.3, EPERM under seccomp),
-// /proc/<pid>/status says, at the cost of the kernel writing out 1.5 KB.
+// isLeader reports whether pid is a thread-group leader (a process, not
+// one of its other threads): pidfd_open refuses (EINVAL) other threads;
+// where it is forbidden (before Linux 5.3, seccomp), /proc/<pid>/status says.
 func isLeader(pid int) (bool, error) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch err {
@@ -174,8 +156,7 @@ func statusTgid(pid int) (int, error) {
 	return strconv.Atoi(string(v))
 }
 
-// readStatus reads /proc/<pid>/status whole (a fresh buffer: callers keep
-// parts of it).
+// readStatus reads /proc/<pid>/status whole, into a fresh buffer.
 func readStatus(pid int) ([]byte, error) {
 	buf := make([]byte, 4096)
 	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/status", buf, nil)
@@ -188,8 +169,7 @@ func readStatus(pid int) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// statusField returns the value of the line of a /proc status file that
-// begins with key ("Tgid:"), trimmed.
+// statusField returns the trimmed value of the status line of key ("Tgid:").
 func statusField(b []byte, key string) ([]byte, bool) {
 	for line := range bytes.Lines(b) {
 		if v, ok := bytes.CutPrefix(line, []byte(key)); ok {
@@ -207,9 +187,7 @@ type statFields struct {
 	threads int    // num_threads (field 20)
 	start   uint64 // starttime in clock ticks since boot (field 22)
 	// exitSignal (field 38) is -1 for a thread that is not its group's
-	// leader (the kernel gives CLONE_THREAD children no exit signal) and a
-	// signal number, often 0 or SIGCHLD, for a process; hasExitSignal is
-	// false where the line stops short of it.
+	// leader; hasExitSignal is false where the line stops short of it.
 	exitSignal    int
 	hasExitSignal bool
 }
@@ -222,9 +200,8 @@ func parseStat(b []byte) (statFields, error) {
 	if i < 0 || i+2 >= len(b) {
 		return f, errors.New("malformed")
 	}
-	// After comm, space-separated: state(3) ppid(4) ... num_threads(20)
-	// ... starttime(22) ... exit_signal(38), that is fields 0, 1, 17, 19
-	// and 35 counted from here.
+	// After comm: state(3) ppid(4) ... num_threads(20) ... starttime(22)
+	// ... exit_signal(38), that is fields 0, 1, 17, 19 and 35 from here.
 	var fields [36][]byte
 	n := 0
 	for rest := b[i+2:]; n < len(fields) && len(rest) > 0; n++ {
@@ -258,10 +235,9 @@ func parseStat(b []byte) (statFields, error) {
 	return f, nil
 }
 
-// ttyName names a controlling terminal from its device number as
-// /proc/<pid>/stat gives it (minor in bits 0-7 and 20-31, major in 8-19):
-// pts/N for the Unix 98 pseudo-terminals (majors 136-143), ttyN and ttySN
-// for major 4, else the numbers.
+// ttyName names a controlling terminal from its device number (minor in
+// bits 0-7 and 20-31, major in 8-19): pts/N (majors 136-143), ttyN and
+// ttySN (major 4), else the numbers.
 func ttyName(nr uint32) string {
 	if nr == 0 {
 		return ""
@@ -281,27 +257,18 @@ func ttyName(nr uint32) string {
 // splitArgv splits a NUL-separated command line. A process that rewrote its
 // argv into one space-separated string is returned as that one string.
 func splitArgv(b []byte) []string {
-	b = bytes.TrimRight(b, "\x00")
-	if len(b) == 0 {
+	if b = bytes.TrimRight(b, "\x00"); len(b) == 0 {
 		return nil
 	}
-	// One string for the whole line, which the arguments are slices of:
-	// two allocations rather than one per argument.
 	return strings.Split(string(b), "\x00")
 }
 
 // bootTime is the instant the machine booted on today's wall clock:
-// CLOCK_REALTIME minus CLOCK_BOOTTIME, to the nanosecond, rather than
-// /proc/stat's whole-second btime. Process start times are offsets from it
-// (CLOCK_BOOTTIME counts suspend too, as /proc/<pid>/stat does).
-//
-// The difference of the two clocks changes only when the wall clock is
-// stepped (NTP slews it and the monotonic clocks alike), so it is read once
-// and kept with the time.Now it was read at. A step shows as the wall clock
-// having moved otherwise than Go's monotonic clock since: then it is read
-// again. So does a suspend, which moves both clocks of the difference and
-// not Go's monotonic one; reading again then is only cautious. That spares
-// a probe the clock_gettime system calls CLOCK_BOOTTIME needs in Go.
+// CLOCK_REALTIME minus CLOCK_BOOTTIME (which counts suspend, as process
+// start times do). The difference changes only when the wall clock steps,
+// so it is kept, and read again when the wall clock has moved otherwise
+// than Go's monotonic one (a step, or a suspend): that spares a probe two
+// clock_gettime system calls.
 func bootTime() (time.Time, error) {
 	now := time.Now()
 	if k := bootKept.Load(); k != nil {
@@ -326,10 +293,9 @@ var (
 	monoRef  = time.Now()
 )
 
-// readBootTime computes the boot time from a wall clock reading (time.Now
-// makes it without a system call) between two of CLOCK_BOOTTIME, and keeps
-// it. Being kept, an error would last: a reading whose two CLOCK_BOOTTIME
-// calls are far apart (the thread was preempted) is made again.
+// readBootTime computes the boot time from a wall clock reading between two
+// of CLOCK_BOOTTIME, and keeps it; a reading whose two are far apart (the
+// thread was preempted) is made again, as its error would be kept.
 func readBootTime() (time.Time, error) {
 	var before, after unix.Timespec
 	for try := 0; ; try++ {
@@ -350,8 +316,7 @@ func readBootTime() (time.Time, error) {
 	}
 }
 
-// procExe is the path of pid's executable, or "" when it cannot be read
-// (another user's process, one that exited).
+// procExe is the path of pid's executable, or "" when it cannot be read.
 func procExe(pid int) string {
 	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
@@ -360,9 +325,8 @@ func procExe(pid int) string {
 	return p
 }
 
-// procExeID is the identity of pid's executable: exec() changes it. It is
-// read from the kernel's cache (AT_STATX_DONT_SYNC): a binary on a stuck
-// FUSE or NFS mount cannot hang it.
+// procExeID is the identity of pid's executable, which exec changes, from
+// the kernel's cache (AT_STATX_DONT_SYNC: a stuck NFS mount cannot hang it).
 func procExeID(pid int) fileID {
 	var stx unix.Statx_t
 	if unix.Statx(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/exe", unix.AT_STATX_DONT_SYNC, unix.STATX_INO, &stx) != nil {

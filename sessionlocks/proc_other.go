@@ -8,10 +8,8 @@ import (
 )
 
 // Elsewhere the engine cannot examine processes: every verdict that needs
-// one is unknown (unprobeable), which is never reclaimed automatically, not
-// even for a pid kill(2) says nobody has (a jail hides the processes outside
-// it). The .hold probe still works on every Unix, and it decides for CLIs
-// that use it.
+// one is unknown (a jail hides the processes outside it). The .hold probe
+// still decides for CLIs that use it.
 
 var errNoProcessProbe = errors.New("examining processes is not supported on this platform")
 

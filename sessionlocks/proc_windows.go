@@ -46,10 +46,9 @@ func readProc(pid int) procInfo {
 	return info
 }
 
-// cmdline is p's command line split as Windows splits it. gopsutil's
-// CmdlineSlice is not used: a command line it reads empty (the process exited
-// meanwhile, or was started without one) it hands to CommandLineToArgv, which
-// answers an empty string with the path of the calling program, the sidecar.
+// cmdline is p's command line split as Windows splits it. Not gopsutil's
+// CmdlineSlice: CommandLineToArgv answers an empty line with the path of
+// the calling program, the sidecar.
 func cmdline(p *process.Process) ([]string, error) {
 	line, err := p.Cmdline()
 	if err == nil && line == "" {

@@ -1,8 +1,7 @@
 package sessionlocks
 
-// parseProcargs2 decodes macOS's kern.procargs2. It lives in a file of its
-// own, built everywhere, so that it is tested on recorded bytes on every
-// system (only macOS has the sysctl).
+// parseProcargs2 decodes macOS's kern.procargs2, built everywhere so that
+// it is tested on recorded bytes on every system.
 
 import (
 	"bytes"
@@ -11,28 +10,20 @@ import (
 	"fmt"
 )
 
-// maxProcargsArgc bounds the argc a record may claim: the kernel's own
-// limit on arguments (ARG_MAX, 1 MiB) allows no more than half a million
-// one-byte ones, and a larger count is garbage, not a command line.
+// maxProcargsArgc bounds the argc a record may claim: ARG_MAX (1 MiB)
+// allows no more than half a million one-byte arguments.
 const maxProcargsArgc = 1 << 19
 
 var errProcargs = errors.New("malformed kern.procargs2")
 
 // parseProcargs2 decodes kern.procargs2 into the arguments: argc (int32,
-// host order: macOS runs only little-endian), the path given to exec
-// NUL-terminated (not read: procExe asks the kernel for the executable),
-// NUL padding, then argc NUL-terminated arguments, then the environment
-// (not read). A record that ends before the path's NUL, or claims
-// arguments it does not hold, is an error: the caller must not take half a
-// command line for the CLI's.
+// little-endian), the exec path NUL-terminated, NUL padding, argc
+// NUL-terminated arguments, the environment. A record cut short is an
+// error: half a command line must not be taken for the CLI's.
 //
-// The padding is not "every NUL after the path": argv[0] may be "" (any
-// program may exec so), and its NUL then follows the padding. xnu pads the
-// string area, where the path follows "executable_path=" (16 bytes, which
-// the sysctl leaves out), to the pointer size: on 64-bit macOS the
-// arguments start at the first multiple of 8 bytes from the path's start
-// past its NUL. Where a non-NUL comes sooner (a 32-bit process's 4-byte
-// padding), they start there.
+// The padding is not "every NUL after the path" (argv[0] may be ""): xnu
+// pads to the pointer size, so the arguments start at the first multiple
+// of 8 bytes from the path's start past its NUL, or at a non-NUL sooner.
 func parseProcargs2(b []byte) ([]string, error) {
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: %d bytes, no argc", errProcargs, len(b))

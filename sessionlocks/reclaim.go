@@ -13,23 +13,14 @@ import (
 
 // ReclaimOptions say where Reclaim looks and whether it acts.
 type ReclaimOptions struct {
-	// IDs are the sessions to reclaim in. An empty list selects none: an
-	// IDE whose selection filtered down to nothing reclaims nothing.
-	IDs []string
-	// All reclaims in every session instead of IDs.
-	All bool
-	// DryRun reports what would be removed and removes nothing.
-	DryRun bool
+	IDs    []string // the sessions to reclaim in; none selects none
+	All    bool     // every session instead of IDs
+	DryRun bool     // report what would be removed, and remove nothing
 }
 
-// Reclaim removes the files of stale holders in the sessions opts select.
-//
-// For each session it takes the CLI's own operation lock, so that no CLI can
-// open the session meanwhile, judges every holder afresh, and removes a file
-// only if it is still the very file judged stale. Live and unknown holders
-// are kept. With DryRun nothing is removed; Reclaimed lists what would go
-// (the operation lock is taken only where a young .hold must be probed).
-//
+// Reclaim removes the files of stale holders in the sessions opts select:
+// for each, under the CLI's own operation lock, it judges every holder
+// afresh and removes a file only if it is still the very file judged stale.
 // Cancelled before anything was removed, it returns ctx's error and did
 // nothing; cancelled after, it stops before the next session and returns
 // what it did, with Cancelled set.
@@ -54,9 +45,8 @@ func (e *Engine) Reclaim(ctx context.Context, opts ReclaimOptions) (ReclaimResul
 	return res, nil
 }
 
-// reclaimIDs are the sessions opts select: every session with holders (the
-// listing only picks them; each is judged afresh under its lock), or the
-// ids given, each of which must exist.
+// reclaimIDs are the sessions opts select: every session with holders, or
+// the ids given, each of which must exist.
 func (e *Engine) reclaimIDs(ctx context.Context, opts ReclaimOptions) ([]string, error) {
 	if opts.All {
 		all, err := e.List(ctx, ListOptions{})
@@ -97,11 +87,9 @@ func needsLock(h Holder) bool {
 func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *ReclaimResult) {
 	defer e.Invalidate(id)
 	p := e.platform()
-	// Most sessions a reclaim visits have nothing stale: look first, and
-	// take the operation lock only where there is something to remove, or
-	// a young .hold that only a probe under the lock can judge. A reclaim's
-	// look stops at the first such holder: in a directory of 100,000 dead
-	// locks, the first. A dry run's look is its answer where it can be.
+	// Look first, and take the operation lock only where there is something
+	// to remove, or a young .hold to probe; the look stops at the first such
+	// holder. A dry run's look is its answer where it can be.
 	var look ReclaimResult
 	need, unprobed := false, false
 	e.readSession(ctx, id, scan{decision: true, dryRun: dryRun}, p, func(h Holder) bool {
@@ -133,7 +121,7 @@ func (e *Engine) reclaimOne(ctx context.Context, id string, dryRun bool, res *Re
 	if ctx.Err() != nil {
 		return // cancelled: nothing more is removed (Reclaim says what was)
 	}
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	removed, logged := 0, 0
 	e.readSession(ctx, id, scan{decision: true, opLocked: true, dryRun: dryRun}, p, func(h Holder) bool {
@@ -164,27 +152,21 @@ type ReclaimResult struct {
 	Kept      []Holder
 	Failed    []Failure
 	Totals    ReclaimTotals
-	// Cancelled is set when the call was cancelled after it had removed
-	// something: it stopped before the next session.
-	Cancelled bool
-	// DryRun says nothing was removed: Reclaimed is what would have been.
-	DryRun bool
+	Cancelled bool // cancelled after it had removed something
+	DryRun    bool // nothing was removed: Reclaimed is what would have been
 }
 
-// ReclaimTotals count the holders Reclaim reclaimed, kept and failed to
-// reclaim, listed or not.
+// ReclaimTotals count the holders, listed or not.
 type ReclaimTotals struct{ Reclaimed, Kept, Failed int }
 
 func (r *ReclaimResult) reclaimed(h Holder) {
-	if r.Totals.Reclaimed++; len(r.Reclaimed) < holderCap {
-		r.Reclaimed = append(r.Reclaimed, h)
-	}
+	r.Totals.Reclaimed++
+	appendCapped(&r.Reclaimed, h)
 }
 
 func (r *ReclaimResult) kept(h Holder) {
-	if r.Totals.Kept++; len(r.Kept) < holderCap {
-		r.Kept = append(r.Kept, h)
-	}
+	r.Totals.Kept++
+	appendCapped(&r.Kept, h)
 }
 
 // classify records what a dry run would do with h.
@@ -213,9 +195,8 @@ func (r *ReclaimResult) merge(o ReclaimResult) {
 }
 
 func (r *ReclaimResult) failed(h Holder, err error) {
-	if r.Totals.Failed++; len(r.Failed) < holderCap {
-		r.Failed = append(r.Failed, Failure{Holder: h, Err: err})
-	}
+	r.Totals.Failed++
+	appendCapped(&r.Failed, Failure{Holder: h, Err: err})
 }
 
 // Failure pairs a holder with the reason its files were not removed.

@@ -13,17 +13,12 @@ import (
 )
 
 // isCopilot reports whether process pid, running argv, is the GitHub
-// Copilot CLI: the native binary where its installers put it (npm's
-// .../@github/copilot-<os>-<arch>/copilot, the Homebrew cask's
-// .../copilot-cli/<version>/copilot, WinGet's GitHub.Copilot package), a
-// JavaScript runtime running a script of the @github/copilot package
-// (options before the script allowed), or the agency wrapper running
-// copilot. Where argv[0] alone does not tell (a program started through
-// PATH, the install script's ~/.local/bin/copilot), pid's executable and,
-// on Linux, its main thread's name do: the native CLI's is MainThread,
-// where AWS's copilot, a Go program, keeps its own. pid 0 looks no further
-// than argv. Look-alikes are not the CLI: AWS's copilot,
-// @github/copilot-language-server.
+// Copilot CLI: the native binary where npm, Homebrew or WinGet put it, a
+// JavaScript runtime running a script of the @github/copilot package, or
+// the agency wrapper running copilot. Where argv[0] alone does not tell (a
+// bare copilot from PATH), pid's executable and, on Linux, its main
+// thread's name (the native CLI's is MainThread; AWS's copilot keeps its
+// own) do; pid 0 looks no further than argv.
 func isCopilot(argv []string, pid int) bool {
 	if len(argv) == 0 {
 		return false
@@ -57,13 +52,11 @@ func isCopilot(argv []string, pid int) bool {
 }
 
 // jsRuntime matches the names Node, Bun and Deno go by: node, nodejs,
-// node20, node-22, nodejs18 (distributions and version managers name them
-// so), bun, deno.
+// node20, node-22, nodejs18, bun, deno.
 var jsRuntime = regexp.MustCompile(`^(node(js)?(-?[0-9][0-9.]*)?|bun|deno)$`)
 
-// nativePackage matches the directory of the CLI's native package,
-// @github/copilot-<os>-<arch> (copilot-linux-x64, copilot-darwin-arm64,
-// copilot-win32-x64, and a libc variant such as copilot-linux-x64-musl).
+// nativePackage matches the CLI's native package's directory,
+// @github/copilot-<os>-<arch>[-<libc>].
 var nativePackage = regexp.MustCompile(`^copilot-(linux|darwin|win32|freebsd)-[a-z0-9]+(-[a-z0-9]+)?$`)
 
 // isCopilotBinary reports whether path (with '/' separators) is the CLI's
@@ -86,8 +79,7 @@ func isCopilotBinary(path string) bool {
 	return false
 }
 
-// inCopilotPackage reports whether path is a file inside the @github/copilot
-// package: .../@github/copilot/npm-loader.js, .../@github/copilot/index.js.
+// inCopilotPackage reports whether path is a file in the @github/copilot package.
 func inCopilotPackage(path string) bool {
 	return strings.Contains(slash(path), "/@github/copilot/")
 }
@@ -102,11 +94,9 @@ var valueOptions = map[string]bool{
 }
 
 // runsCopilotScript reports whether a runtime's arguments run a script of
-// the @github/copilot package. The script is the first argument that is not
-// an option or an option's value; a bare word after an option the table
-// does not know (node -W ignore script.js) is taken for that option's value,
-// once, if what follows it is the script. A script that is a link (npm's
-// bin/copilot) is followed to what it names.
+// the @github/copilot package: the first argument that is not an option or
+// an option's value; a bare word after an option the table does not know
+// (node -W ignore script.js) is taken for its value, once.
 func runsCopilotScript(args []string, pid int) bool {
 	skipped := false
 	for i := 0; i < len(args); i++ {
@@ -137,10 +127,9 @@ func runsCopilotScript(args []string, pid int) bool {
 }
 
 // isCopilotScript reports whether a runtime's script argument is in the
-// @github/copilot package, directly or through links (npm's global
-// bin/copilot). Links are followed as the process pid sees its files: from
-// its own root (a container's, through /proc/<pid>/root) and, for a
-// relative path, its own working directory; pid 0 follows them here.
+// @github/copilot package, directly or through links (npm's bin/copilot),
+// followed as process pid sees them: from its own root and working
+// directory (/proc/<pid>/root, cwd); pid 0 follows them here.
 func isCopilotScript(a string, pid int) bool {
 	if inCopilotPackage(a) {
 		return true
@@ -152,8 +141,7 @@ func isCopilotScript(a string, pid int) bool {
 }
 
 // resolveIn follows the links of path p as process pid sees it, reading
-// each link's text (never asking the linked file's own file system), and
-// returns where they lead, or "" if it cannot tell.
+// each link's text only, and returns where they lead, or "" if it cannot tell.
 func resolveIn(pid int, p string) string {
 	root := ""
 	if pid > 0 {

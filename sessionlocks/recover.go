@@ -1,14 +1,13 @@
 package sessionlocks
 
-// Recovering from a removal a crash interrupted. A removal sets a file
-// aside before it checks and unlinks it (remove.go); a sidecar killed in
-// between leaves the file under its set-aside name, where no CLI and no
-// listing sees it: a live CLI's lock there would leave its session reading
-// free for good. So whenever a read of a session finds a set-aside file,
-// the session is recovered first, under its operation lock: each file whose
-// remover no longer runs is put back under its own name (never over a file
-// that took the name) and judged like any other holder, and removed only if
-// proven stale. docs/judging.md has the table of steps.
+// Recovering from a removal a crash interrupted. A sidecar killed between
+// setting a file aside and unlinking it (remove.go) leaves a file no CLI
+// and no listing sees: a live CLI's lock there would leave its session
+// reading free for good. So a session read with a set-aside file is
+// recovered first, under its operation lock: each file whose remover no
+// longer runs is put back under its own name (never over a file that took
+// the name), judged, and removed only if stale. docs/judging.md has the
+// table of steps.
 
 import (
 	"bytes"
@@ -19,10 +18,9 @@ import (
 	"strconv"
 )
 
-// recoverSession recovers session id. The caller may hold the session's
-// operation lock already (how.opLocked); otherwise it is taken here. A dry
-// run's recovery only puts back: it removes nothing.
-// It returns the removers whose work it left alone, still running.
+// recoverSession recovers session id, taking its operation lock unless
+// how.opLocked; a dry run's only puts back. It returns the removers whose
+// work it left alone, still running.
 func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiting []identity, err error) {
 	if !how.opLocked {
 		release, err := e.lockSession(ctx, id)
@@ -31,7 +29,7 @@ func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiti
 		}
 		defer release()
 	}
-	rm := openRemover(filepath.Join(e.dir, id))
+	rm := openDirStat(filepath.Join(e.dir, id))
 	defer rm.close()
 	names, err := rm.names()
 	if err != nil {
@@ -68,9 +66,9 @@ func (e *Engine) recoverSession(ctx context.Context, id string, how scan) (waiti
 }
 
 // recoverAside puts a set-aside file back under its own name, or removes
-// it where that name has been taken by a newer file; it returns the pid
-// of a holder put back, 0 otherwise.
-func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
+// it where a newer file took that name; it returns the pid of a holder put
+// back, 0 otherwise.
+func (e *Engine) recoverAside(id string, rm dirStat, a aside, dryRun bool) int {
 	orig := a.orig
 	if orig == "" {
 		orig = e.nameOfNameless(rm, a.name, dryRun)
@@ -92,9 +90,8 @@ func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
 	if dryRun {
 		return 0
 	}
-	// A newer file has the name: this one is an older version. An older
-	// .lock says nothing the newer does not; an older .hold goes unless a
-	// process still holds its flock.
+	// A newer file has the name: an older .lock says nothing the newer does
+	// not; an older .hold goes unless a process still holds its flock.
 	if kind == "hold" {
 		f, err := rm.lockHold(a.name, fileID{})
 		if err != nil {
@@ -113,10 +110,9 @@ func (e *Engine) recoverAside(id string, rm remover, a aside, dryRun bool) int {
 
 // nameOfNameless finds the name of a file an older build set aside
 // without it: a .lock's content names its pid; an empty file is a .hold,
-// whose owner, if its flock is held, is the process that has it open. An
-// unheld one is stale and is removed here; "" is returned for what cannot
-// be put back.
-func (e *Engine) nameOfNameless(rm remover, name string, dryRun bool) string {
+// named after the process that holds its flock. An unheld one is stale and
+// removed here; "" is returned for what cannot be put back.
+func (e *Engine) nameOfNameless(rm dirStat, name string, dryRun bool) string {
 	log := e.log.With("dir", rm.dir, "file", name)
 	b, id, err := readRegular(filepath.Join(rm.dir, name), 64)
 	if err != nil {

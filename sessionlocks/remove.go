@@ -7,20 +7,57 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 )
 
-// maxLoggedRemovals bounds the removals one call logs a line each for (at
-// info, with session, pid, verdict and reason); past it a session's
-// removals are one summary line: a reclaim of 100,000 dead locks must not
-// write 100,000 lines.
+// maxLoggedRemovals bounds the removals one call logs a line each for;
+// past it a session's removals are one summary line.
 const maxLoggedRemovals = 100
 
-// removeStale removes a holder judged stale: its .hold first, its own
-// exclusive flock taken before and released after (a CLI that opened the
-// same file meanwhile either holds the flock, and then both files stay, or
-// cannot take it and refuses to open), then its .lock.
-func removeStale(h Holder, rm remover) error {
+// remove unlinks name only if it is still the regular file want. A check
+// and an unlink by name would race a CLI re-creating the file between the
+// two; so the file is first set aside under a name that keeps its own
+// (aside.go), checked there, and unlinked only if it is the one judged;
+// otherwise it is put back, never over a file that took its name meanwhile.
+// A crash between the steps leaves the set-aside file for recover.go.
+func (d dirStat) remove(name string, want fileID) error {
+	if d.err != nil {
+		return d.err
+	}
+	path := filepath.Join(d.dir, name)
+	aside := asideName(name)
+	if err := d.setAside(name, aside); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fs.ErrNotExist
+		}
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	reached(stepSetAside, path)
+	err := d.check(aside, path, want)
+	if err == nil {
+		reached(stepChecked, path)
+		if err = d.unlink(aside); err == nil {
+			reached(stepUnlinked, path)
+			return nil
+		}
+		err = &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	if berr := d.restore(aside, name); berr != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s, which the next listing recovers", err, berr, filepath.Join(d.dir, aside))}
+	}
+	reached(stepPutBack, path)
+	return err
+}
+
+// removeStale removes a holder judged stale: its .hold first, under its
+// own exclusive flock (a CLI that opened it meanwhile either holds the
+// flock, and both files stay, or refuses to open), then its .lock.
+func removeStale(h Holder, rm dirStat) error {
 	reached(stepDecided, h.LockFile)
 	if h.holdID.exists() {
 		name := filepath.Base(h.HoldFile)
@@ -45,7 +82,7 @@ func removeStale(h Holder, rm remover) error {
 
 // removeTaken removes the files of a holder the user decided to take over
 // (Force): its .lock, then its .hold, whoever holds its flock.
-func removeTaken(h Holder, rm remover) error {
+func removeTaken(h Holder, rm dirStat) error {
 	if err := removeLock(h, rm); err != nil {
 		return err
 	}
@@ -57,7 +94,7 @@ func removeTaken(h Holder, rm remover) error {
 	return nil
 }
 
-func removeLock(h Holder, rm remover) error {
+func removeLock(h Holder, rm dirStat) error {
 	if !h.lockID.exists() {
 		return nil
 	}

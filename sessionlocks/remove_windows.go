@@ -5,7 +5,6 @@ package sessionlocks
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,57 +13,38 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// remover removes files of one session directory.
-type remover struct{ dir string }
-
-func openRemover(dir string) remover { return remover{dir} }
-
-func (rm remover) close() {}
-
-// remove deletes name only if it is still the regular file want: set aside
-// under a name that keeps its own (aside.go), checked there, deleted only
-// if it is the one judged, otherwise put back (never replacing a file that
-// took the name meanwhile).
-func (rm remover) remove(name string, want fileID) error {
-	path := filepath.Join(rm.dir, name)
-	aside := asideName(name)
-	if err := moveNoReplace(path, filepath.Join(rm.dir, aside)); err != nil {
-		if errors.Is(err, windows.ERROR_FILE_NOT_FOUND) || errors.Is(err, windows.ERROR_PATH_NOT_FOUND) {
-			return &os.PathError{Op: "remove", Path: path, Err: fs.ErrNotExist}
-		}
-		return &os.PathError{Op: "remove", Path: path, Err: err}
-	}
-	unlinked.Delete(filepath.Join(rm.dir, aside)) // the same name again: this one is not deleted yet
-	reached(stepSetAside, path)
-	err := checkFile(filepath.Join(rm.dir, aside), path, want)
+// setAside renames name to aside; aside is a name no other process makes.
+func (d dirStat) setAside(name, aside string) error {
+	to := filepath.Join(d.dir, aside)
+	err := moveNoReplace(filepath.Join(d.dir, name), to)
 	if err == nil {
-		reached(stepChecked, path)
-		if err = os.Remove(filepath.Join(rm.dir, aside)); err == nil {
-			markUnlinked(filepath.Join(rm.dir, aside)) // shown until its holder closes it
-			reached(stepUnlinked, path)
-			return nil
-		}
+		unlinked.Delete(to) // the same name again: this one is not deleted yet
 	}
-	if berr := rm.restore(aside, name); berr != nil {
-		return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("%w; and it could not be put back (%v): it is %s, which the next listing recovers", err, berr, filepath.Join(rm.dir, aside))}
-	}
-	reached(stepPutBack, path)
 	return err
 }
 
 // restore renames from to to, failing rather than replace a file at to.
-func (rm remover) restore(from, to string) error {
-	err := moveNoReplace(filepath.Join(rm.dir, from), filepath.Join(rm.dir, to))
+func (d dirStat) restore(from, to string) error {
+	err := moveNoReplace(filepath.Join(d.dir, from), filepath.Join(d.dir, to))
 	if errors.Is(err, windows.ERROR_ALREADY_EXISTS) || errors.Is(err, windows.ERROR_FILE_EXISTS) {
 		return fs.ErrExist
 	}
 	return err
 }
 
-func (rm remover) unlink(name string) error { return os.Remove(filepath.Join(rm.dir, name)) }
+// unlink deletes name, which Windows shows until its holder closes it (see
+// unlinked).
+func (d dirStat) unlink(name string) error {
+	p := filepath.Join(d.dir, name)
+	if err := os.Remove(p); err != nil {
+		return err.(*os.PathError).Err
+	}
+	markUnlinked(p)
+	return nil
+}
 
-func (rm remover) names() ([]string, error) {
-	f, err := shareopen.Open(rm.dir)
+func (d dirStat) names() ([]string, error) {
+	f, err := shareopen.Open(d.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +53,10 @@ func (rm remover) names() ([]string, error) {
 }
 
 // lockHold opens the regular file name, checks it is want (a zero want
-// checks nothing but that), and takes its exclusive lock without waiting:
-// held from before a removal's check until after its deletion. Closing the
-// file releases the lock.
-func (rm remover) lockHold(name string, want fileID) (*os.File, error) {
-	path := filepath.Join(rm.dir, name)
+// checks nothing more), and takes its exclusive lock without waiting.
+// Closing the file releases the lock.
+func (d dirStat) lockHold(name string, want fileID) (*os.File, error) {
+	path := filepath.Join(d.dir, name)
 	f, id, err := openNoFollow(path)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -94,8 +73,9 @@ func (rm remover) lockHold(name string, want fileID) (*os.File, error) {
 	return f, nil
 }
 
-func checkFile(p, path string, want fileID) error {
-	fi, err := os.Lstat(p)
+// check checks that name is the regular file want; path names it in errors.
+func (d dirStat) check(name, path string, want fileID) error {
+	fi, err := os.Lstat(filepath.Join(d.dir, name))
 	if err != nil {
 		return &os.PathError{Op: "lstat", Path: path, Err: err}
 	}

@@ -1,9 +1,8 @@
 package sessionlocks
 
-// Resolving what a person typed to one session id. `sessionlocks list` prints
-// ids shortened to a unique prefix, and people paste them: every method that
-// takes a session id resolves it here, so that every client (the IDE, the
-// REPL, `call`, `explain`) gets the same answer and there is one resolver.
+// Resolving what a person typed to one session id: `sessionlocks list`
+// prints ids shortened to a unique prefix, and every method that takes a
+// session id resolves it here.
 
 import (
 	"errors"
@@ -14,18 +13,14 @@ import (
 	"strings"
 )
 
-// maxCandidates bounds the ids an ambiguous prefix's error lists: a prefix of
-// one character in a state dir of 10,000 sessions matches hundreds.
+// maxCandidates bounds the ids an ambiguous prefix's error lists.
 const maxCandidates = 20
 
 // Resolve returns the id of the session that id names: id itself when a
-// session directory has exactly that name (an exact id always wins, even
-// when it is also the prefix of other ids), else the one session whose id
-// begins with id. An invalid id (a dot-name such as
-// .session-operation-locks, a path) gives an *IDError, a prefix of no session
-// a *NotFoundError naming what was typed, and a prefix of several an
-// *AmbiguousIDError listing them. The state dir is read afresh, never from a
-// cache: what is resolved here may be acted on (forceResume).
+// session directory has exactly that name, else the one session whose id
+// begins with id. An invalid id gives an *IDError, a prefix of no session a
+// *NotFoundError, and a prefix of several an *AmbiguousIDError. The state
+// dir is read afresh: what is resolved here may be acted on.
 func (e *Engine) Resolve(id string) (string, error) {
 	if err := ValidateID(id); err != nil {
 		return "", err
@@ -60,8 +55,7 @@ func (e *Engine) Resolve(id string) (string, error) {
 	return "", ae
 }
 
-// isSessionDir reports whether path is a directory itself, not a link to one:
-// a symlinked session directory is never followed.
+// isSessionDir reports whether path is a directory itself, not a link to one.
 func isSessionDir(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.IsDir()

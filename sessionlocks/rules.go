@@ -1,9 +1,9 @@
 package sessionlocks
 
 // The verdict rules as one pure function: decide reads the facts gathered
-// about one holder (facts.go) and names the verdict and the rule behind it.
-// It does no I/O; docs/judging.md lists the same rules in the same order,
-// and rules_test.go holds decide to that table row by row.
+// about one holder (judge.go) and names the verdict and the rule behind it,
+// with no I/O. docs/judging.md lists the same rules in the same order, and
+// rules_test.go holds decide to that table row by row.
 
 import "time"
 
@@ -36,8 +36,7 @@ type facts struct {
 }
 
 // untrusted says the lock's time is no evidence: dated in the future
-// beyond the tolerance, or before any Copilot CLI existed (a wrong clock,
-// or a file system that cannot store the date).
+// beyond the tolerance, or before any Copilot CLI existed.
 func (f *facts) untrusted() bool { return f.age < -f.tol || f.written.Before(cliEpoch) }
 
 // young says the lock is within the settle window: a CLI may be opening.
@@ -46,8 +45,7 @@ func (f *facts) young() bool { return !f.untrusted() && f.age < f.settle }
 func (f *facts) alive() bool { return f.proc.state == procAlive && !f.proc.start.IsZero() }
 
 // writerTol is how much later than its lock the named process may have
-// started and still be its writer: clocks that disagree by seconds must
-// not make a live CLI's lock look like a reused pid.
+// started and still be its writer.
 func (f *facts) writerTol() time.Duration {
 	if f.cli && f.proc.start.After(f.written.Add(f.tol)) {
 		return max(f.tol, f.cliTol)
@@ -157,6 +155,5 @@ func decide(f *facts) (Verdict, Reason) {
 	return Unknown, ReasonUnverified
 }
 
-// cliEpoch is when the Copilot CLI began writing session locks, give or
-// take: no lock can be older.
+// cliEpoch is when the Copilot CLI began writing session locks, give or take.
 var cliEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

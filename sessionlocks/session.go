@@ -23,9 +23,8 @@ type scan struct {
 }
 
 // readSession reads session id and judges every holder, visiting each in
-// pid order (listed or not) until visit returns false; found is false when
-// there is no such session directory. A directory holding a removal's
-// set-aside files is recovered first (recover.go).
+// pid order until visit returns false; found is false when there is no such
+// session directory. One holding a set-aside file is recovered first.
 func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platform, visit func(Holder) bool) (s Session, found bool, err error) {
 	dir := filepath.Join(e.dir, id)
 	var prev *dirSnapshot
@@ -57,9 +56,7 @@ func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platfor
 	var n tally
 	e.walk(id, snap, o, how.cached, func(h Holder) bool {
 		n.add(h.Verdict)
-		if len(s.Holders) < holderCap {
-			s.Holders = append(s.Holders, h)
-		} else {
+		if !appendCapped(&s.Holders, h) {
 			s.HoldersOmitted++
 		}
 		return visit == nil || visit(h)
@@ -69,8 +66,7 @@ func (e *Engine) readSession(ctx context.Context, id string, how scan, p Platfor
 		e.unrecovered.Store(id, unrecovered{snap.dir, time.Now(), waiting})
 	}
 	if snap.aside && !how.recovering && (s.State == StateFree || s.State == StateStale) {
-		// A removal is under way in another process, or one recovery
-		// could not reach yet: its file may be a live CLI's.
+		// A removal under way or not recovered yet: its file may be a live CLI's.
 		s.State = StateUnknown
 	}
 	return s, true, nil
@@ -84,11 +80,10 @@ type unrecovered struct {
 	waiting []identity // the removers whose work was left alone
 }
 
-// recoveryDue says whether a listing recovers session id, snap showing
-// set-aside files (a decision always does): not again while the directory is as recovery last left it and
-// every remover it waited for still runs, for up to a few seconds, so that
-// an unrecoverable file costs a listing neither the operation lock nor a
-// warning each time.
+// recoveryDue says whether a listing recovers session id, whose snap shows
+// set-aside files: not while the directory is as recovery last left it and
+// every remover it waited for still runs (for up to 10 s), so that a file
+// left costs a listing neither the operation lock nor a warning each time.
 func (e *Engine) recoveryDue(id string, snap *dirSnapshot) bool {
 	v, ok := e.unrecovered.Load(id)
 	if !ok {
@@ -103,9 +98,9 @@ func (e *Engine) recoveryDue(id string, snap *dirSnapshot) bool {
 	return true
 }
 
-// Judge reads one session with every holder judged afresh (never from a
-// cache) and each live holder's owner proven, as a decision such as
-// canResume needs; its Token names the live and unknown holders it saw.
+// Judge reads one session with every holder judged afresh and each live
+// holder's owner proven, as a decision needs; its Token names the live and
+// unknown holders it saw.
 func (e *Engine) Judge(ctx context.Context, id string) (Session, error) {
 	if err := ValidateID(id); err != nil {
 		return Session{}, err
@@ -137,9 +132,8 @@ func (e *Engine) judgeSession(ctx context.Context, id string, how scan, visit fu
 }
 
 // sessionDirErr turns an error reading the session directory dir into
-// readSession's: the state dir is blamed when it is the state dir that is
-// wrong (not a directory, unreadable); a session that vanished or is not a
-// directory is no session.
+// readSession's: the state dir is blamed when it is what is wrong; a
+// session that vanished or is not a directory is no session (nil).
 func (e *Engine) sessionDirErr(dir string, err error) error {
 	if serr := e.checkStateDir(); serr != nil && !errors.Is(serr, fs.ErrNotExist) {
 		return serr

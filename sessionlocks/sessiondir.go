@@ -1,14 +1,13 @@
 package sessionlocks
 
 // Reading one session directory: its inuse.* files, the files a removal set
-// aside, workspace.yaml's metadata and where the session was written. What
-// one read found is kept as a snapshot, valid while the directory and
-// workspace.yaml are unchanged (a stat of each tells).
+// aside, workspace.yaml's metadata and where the session was written, kept
+// as a snapshot valid while a stat shows the directory and workspace.yaml
+// unchanged.
 
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -27,20 +26,20 @@ type dirSnapshot struct {
 	writtenOn
 }
 
-// racyWindow is how long after a change a directory's or file's mtime may
-// still hide a second change: timestamps are coarse (a jiffy, 2 s on FAT).
-// A snapshot read within it of the mtime it saw is not reused.
+// racyWindow is how long after a change an mtime may still hide a second
+// change (timestamps are coarse: 2 s on FAT); a snapshot read within it of
+// the mtime it saw is not reused.
 const racyWindow = 2 * time.Second
 
-// unchanged reports whether what was read at readAt of a file or directory
-// whose identity was then was still stands, its identity being now.
+// unchanged reports whether what was read at readAt of a file whose
+// identity was then was still stands, its identity being now.
 func unchanged(was, now fileID, readAt time.Time) bool {
 	return was.exists() && was == now && readAt.Sub(now.modTime()) >= racyWindow
 }
 
 // readSessionDir reads the session directory dir, reusing what prev (the
 // last snapshot, or nil) found where nothing changed. A symlink or a file
-// in a session's place gives errNotDir: sessions are never followed.
+// in a session's place gives errNotDir.
 func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, error) {
 	id, err := lstatID(dir)
 	if err != nil {
@@ -66,7 +65,7 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 
 // readNames lists the directory's names: inuse.* files and set-aside files.
 func (s *dirSnapshot) readNames(dir string) error {
-	f, err := openDir(dir)
+	f, err := openDirNoFollow(dir)
 	if err != nil {
 		return err
 	}
@@ -108,8 +107,7 @@ func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 			e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", err)
 		}
 		if prev != nil {
-			// Caught mid-rewrite (the CLI truncates and rewrites it in
-			// place): what it said before stands, and it is read again.
+			// Caught mid-rewrite: what it said before stands, and it is read again.
 			s.meta = prev.meta
 		}
 		return
@@ -134,9 +132,8 @@ func sessionOf(id, dir string, s *dirSnapshot) Session {
 	return out
 }
 
-// lockFile is one inuse.* file, kept as its pid and kind: parseLockName
-// admits only the names lockFileName and holdFileName make, so nothing is
-// lost, and a directory of 100,000 locks keeps 8 bytes a file.
+// lockFile is one inuse.* file as its pid and kind (parseLockName admits
+// only the names lockFileName and holdFileName make): 8 bytes a file.
 type lockFile struct {
 	pid  int32
 	hold bool
@@ -186,7 +183,7 @@ type lockRef struct {
 	sessionID string
 	dir       string
 	pid       int
-	lock      fileID // zero if there is no .lock (an orphan .hold)
+	lock      fileID // zero if there is no .lock
 	hold      fileID // zero if there is no .hold, or it is not a regular file
 }
 
@@ -194,7 +191,7 @@ func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.
 func (r lockRef) holdPath() string { return filepath.Join(r.dir, holdFileName(r.pid)) }
 
 // refAt makes the holder whose files begin at files[i], lstat'ed through
-// st; ok is false when nothing of it is left that a CLI could have made.
+// st; ok is false when nothing a CLI could have made is left of it.
 func refAt(id, dir string, files []lockFile, i int, st dirStat) (lockRef, bool) {
 	r := lockRef{sessionID: id, dir: dir, pid: int(files[i].pid)}
 	for j := i; j < len(files) && files[j].pid == files[i].pid; j++ {
@@ -210,6 +207,3 @@ func refAt(id, dir string, files []lockFile, i int, st dirStat) (lockRef, bool) 
 	}
 	return r, r.lock.exists() || r.hold.exists()
 }
-
-// openDir opens a directory for listing; see openDirNoFollow per system.
-func openDir(dir string) (*os.File, error) { return openDirNoFollow(dir) }

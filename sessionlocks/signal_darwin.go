@@ -1,15 +1,11 @@
 package sessionlocks
 
 // Signalling the proven owner of a session on macOS, and only it. There is
-// no pidfd: each signal is sent right after the owner is proven again (its
-// start time, command line, and the .hold open by it alone with its lock
-// held), which leaves only the moment between that check and kill(2) for
-// the process to exit and its pid to be taken by another.
+// no pidfd: each signal is sent right after the owner is proven again,
+// which leaves only the moment before kill(2) for its pid to be reused.
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,22 +25,7 @@ func openOwner(o *Owner) (*target, error) {
 	return t, nil
 }
 
-// verify checks that the process is still the owner.
-func (t *target) verify(o *Owner) error {
-	p := readProc(o.PID)
-	switch {
-	case p.state != procAlive:
-		return fmt.Errorf("pid %d is no longer running", o.PID)
-	case !SameStart(p.start, o.StartedAt):
-		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
-	case !slices.Equal(p.argv, o.argv):
-		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, describe(p))
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
-	}
-	return nil
-}
+func (t *target) verify(o *Owner) error { return checkOwner(o) }
 
 func (t *target) terminate() error {
 	if err := t.verify(t.owner); err != nil {

@@ -1,16 +1,12 @@
 package sessionlocks
 
-// Signalling the proven owner of a session, and only it. The pidfd is opened
-// first and everything is verified after: its start time and command line
-// (pid reuse), its executable (an exec since it was judged), and its
-// descriptor still on the file the proof rests on (with the flock). A
-// signal sent through that pidfd cannot reach another process, whatever
-// happens to the pid meanwhile.
+// Signalling the proven owner of a session, and only it: the pidfd is
+// opened first and the owner verified after (checkOwner), so a signal sent
+// through it cannot reach another process, whatever happens to the pid.
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -46,26 +42,11 @@ func openOwner(o *Owner) (*target, error) {
 	return t, nil
 }
 
-// verify checks, with the pidfd open, that the process is still the owner.
-// The checks read /proc by pid; the pidfd's signal 0 afterwards says they
-// read the pidfd's own process, not one that reused the pid since.
+// verify checks, with the pidfd open, that the process is still the owner:
+// the pidfd's signal 0 after the checks says they read its own process.
 func (t *target) verify(o *Owner) error {
-	p := readProc(o.PID)
-	switch {
-	case p.state != procAlive:
-		return fmt.Errorf("pid %d is no longer running", o.PID)
-	case !SameStart(p.start, o.StartedAt):
-		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
-	case !slices.Equal(p.argv, o.argv):
-		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
-	}
-	if o.exe.exists() {
-		if exe := procExeID(o.PID); exe.dev != o.exe.dev || exe.ino != o.exe.ino {
-			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, clip(describe(p), 80))
-		}
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
+	if err := checkOwner(o); err != nil {
+		return err
 	}
 	if err := unix.PidfdSendSignal(t.fd, 0, nil, 0); err != nil {
 		return fmt.Errorf("pid %d has exited", o.PID)
@@ -81,9 +62,8 @@ func (t *target) kill() error { return t.signal(unix.SIGKILL) }
 
 func (t *target) close() { unix.Close(t.fd) }
 
-// awaitExits waits until every target has exited or deadline passes, and
-// returns the pids that exited. A pidfd polls readable once its process
-// has exited (a zombie counts).
+// awaitExits waits until every target has exited (its pidfd polls
+// readable) or deadline passes, and returns the pids that exited.
 func awaitExits(ts []*target, deadline time.Time) map[int]bool {
 	exited := map[int]bool{}
 	for {

@@ -1,16 +1,13 @@
 package sessionlocks
 
-// Ending the proven owner of a session on Windows, and only it. A process
-// handle is opened first and everything is verified after (its creation
-// time, command line, and the .hold open by it alone with its lock held);
-// TerminateProcess through that handle cannot reach another process,
-// whatever happens to the pid meanwhile. Windows has no SIGTERM: a console
-// program cannot be asked to exit, only ended, and only with kill.
+// Ending the proven owner of a session on Windows, and only it: a process
+// handle is opened first and the owner verified after, so TerminateProcess
+// through it cannot reach another process. Windows has no SIGTERM: a
+// console program can only be ended, and only with kill.
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/windows"
@@ -51,13 +48,7 @@ func (t *target) verify(o *Owner) error {
 	if ev, _ := windows.WaitForSingleObject(t.h, 0); ev == windows.WAIT_OBJECT_0 {
 		return fmt.Errorf("pid %d has exited", o.PID)
 	}
-	if p := readProc(o.PID); !slices.Equal(p.argv, o.argv) {
-		return fmt.Errorf("pid %d runs another command line since it was judged", o.PID)
-	}
-	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
-		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
-	}
-	return nil
+	return checkOwner(o)
 }
 
 func (t *target) terminate() error { return errNoGracefulStop }

@@ -18,14 +18,11 @@ import (
 )
 
 // cliClockTolerance is how much later than its lock a process that looks
-// like the CLI may seem to have started and still be taken for the lock's
-// writer: clocks that disagree by seconds (a server's, a clock stepped
-// before this process started, a VM resumed from sleep) must not make a
-// live CLI's lock stale, and a false "live" only costs a prompt.
+// like the CLI may seem to have started and still be its writer: a false
+// "live" only costs a prompt.
 const cliClockTolerance = 60 * time.Second
 
-// skewTTL is how long a measured skew is reused.
-const skewTTL = 10 * time.Minute
+const skewTTL = 10 * time.Minute // how long a measured skew is reused
 
 type skewCache struct {
 	mu   sync.Mutex
@@ -34,9 +31,8 @@ type skewCache struct {
 }
 
 // cliTolerance is cliClockTolerance, or the state dir's measured skew if
-// that is larger. It is measured (a file created and removed beside the
-// CLI's operation locks) only when a verdict depends on it, and then at
-// most every skewTTL; where that directory does not exist yet, it is not.
+// that is larger, measured only when a verdict depends on it, at most
+// every skewTTL.
 func (e *Engine) cliTolerance() time.Duration {
 	c := &e.skew
 	c.mu.Lock()
@@ -52,12 +48,10 @@ func (e *Engine) cliTolerance() time.Duration {
 }
 
 // measureSkew creates a file in the state dir's operation-lock directory
-// (never making it) and compares its modification time with the local
-// clock read around its creation. Everything is done inside the state dir
-// as an os.Root: a link in the operation-lock directory's place that leads
-// outside is refused, never followed. The file's name says who made it:
-// one that a process killed meanwhile left behind is removed by the next
-// measure (clearClockFiles).
+// (if it exists) and compares its modification time with the local clock
+// around its creation, inside the state dir as an os.Root (a link leading
+// outside is refused). The file's name says who made it, so that one left
+// by a process killed meanwhile is removed by the next measure.
 func measureSkew(stateDir string) (time.Duration, error) {
 	root, err := os.OpenRoot(stateDir)
 	if err != nil {
@@ -93,8 +87,7 @@ func measureSkew(stateDir string) (time.Duration, error) {
 const clockPrefix = ".sessionlocks-clock."
 
 // clearClockFiles removes the files measureSkew made whose maker no longer
-// runs (and those of older builds, named without their maker, once a
-// minute old), inside root.
+// runs (older builds', named without their maker, once a minute old).
 func clearClockFiles(root *os.Root) {
 	d, err := root.Open(opLockDir)
 	if err != nil {

@@ -3,21 +3,19 @@ package sessionlocks
 // Which owners may be signalled, and when: never this process, its
 // ancestors, a namespace init or another user's process; SIGTERM to each
 // proven owner, and SIGKILL after the grace period only to one proven again
-// to hold the session right before. Also the start-time comparison that
-// tells a process from one that reused its pid.
+// to hold the session right before.
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
 // terminateOwners sends SIGTERM to the proven owner of each live holder
 // that may be signalled, and records every live or unknown holder it does
-// not signal, with why. The owner is never this process, an ancestor of
-// it (the IDE that spawned it), pid 1, the init of a PID namespace, or
-// another user's process.
+// not signal, with why.
 func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*target {
 	self := os.Getpid()
 	uid := os.Getuid()
@@ -55,35 +53,34 @@ func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*ta
 			e.beforeSignal(o)
 		}
 		t, err := openOwner(o)
-		if err == nil {
-			t.owner = o
-		}
 		if err != nil {
 			refuse(h.PID, err.Error())
 			continue
 		}
-		if err := t.terminate(); errors.Is(err, errNoGracefulStop) && kill {
+		t.owner = o
+		if err = t.terminate(); errors.Is(err, errNoGracefulStop) && kill {
 			// It can only be ended at once (Windows), which the user asked for.
-			if err := t.kill(); err != nil {
-				t.close()
-				refuse(h.PID, "it could not be ended: "+err.Error())
-				continue
-			}
-			e.log.Info("ended the owner at once (it cannot be asked to exit)", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
 			t.killed = true
-			sent[o.PID] = true
-			res.Killed = append(res.Killed, o.PID)
-			out = append(out, t)
-			continue
+			if err = t.kill(); err != nil {
+				err = fmt.Errorf("it could not be ended: %w", err)
+			}
 		} else if err != nil {
+			err = fmt.Errorf("SIGTERM failed: %w", err)
+		}
+		if err != nil {
 			t.close()
-			refuse(h.PID, "SIGTERM failed: "+err.Error())
+			refuse(h.PID, err.Error())
 			continue
 		}
-		e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
 		sent[o.PID] = true
-		res.Signalled = append(res.Signalled, o.PID)
 		out = append(out, t)
+		if t.killed {
+			e.log.Info("ended the owner at once (it cannot be asked to exit)", "session", h.SessionID, "pid", o.PID, "evidence", o.Evidence)
+			res.Killed = append(res.Killed, o.PID)
+		} else {
+			e.log.Info("sent SIGTERM", "session", h.SessionID, "pid", o.PID, "verdict", h.Verdict, "reason", h.Reason, "evidence", o.Evidence)
+			res.Signalled = append(res.Signalled, o.PID)
+		}
 	}
 	for _, r := range res.NotSignalled {
 		e.log.Info("not signalled", "session", hs[0].SessionID, "pid", r.PID, "why", r.Why) // a refusal means hs is not empty
@@ -93,9 +90,7 @@ func (e *Engine) terminateOwners(hs []Holder, kill bool, res *ForceResult) []*ta
 
 // awaitTargets waits up to the grace period for the signalled owners to
 // exit; with Kill, each still running gets SIGKILL if it is proven, right
-// before, to hold the session still (one that exec'd another program, or
-// closed its .hold, is not signalled again: SIGKILL withheld, its files
-// judged afresh); then it records who exited and who still runs.
+// before, to hold the session still; then it records who exited.
 func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, res *ForceResult) {
 	exited := awaitExits(targets, time.Now().Add(opts.Grace))
 	if opts.Kill {
@@ -132,6 +127,30 @@ func (e *Engine) awaitTargets(id string, targets []*target, opts ForceOptions, r
 	}
 }
 
+// checkOwner checks that o.PID is still the owner: the same process (its
+// start time), running the same command line and executable, with the
+// file the proof rests on still open (and locked, with o.exclusive).
+func checkOwner(o *Owner) error {
+	p := readProc(o.PID)
+	switch {
+	case p.state != procAlive:
+		return fmt.Errorf("pid %d is no longer running", o.PID)
+	case !SameStart(p.start, o.StartedAt):
+		return fmt.Errorf("pid %d is another process now (started %s, not %s)", o.PID, stamp(p.start), stamp(o.StartedAt))
+	case !slices.Equal(p.argv, o.argv):
+		return fmt.Errorf("pid %d runs another command line since it was judged (it exec'd %s)", o.PID, describe(p))
+	}
+	if o.exe.exists() {
+		if exe := procExeID(o.PID); exe.dev != o.exe.dev || exe.ino != o.exe.ino {
+			return fmt.Errorf("pid %d runs another program since it was judged (it exec'd %s)", o.PID, describe(p))
+		}
+	}
+	if err := hasOpen(o.openPath, o.open, o.PID, o.exclusive); err != nil {
+		return fmt.Errorf("pid %d no longer holds the session as it did when proven the owner: %v", o.PID, err)
+	}
+	return nil
+}
+
 // isNamespaceInit reports whether pid is pid 1 of the PID namespace it runs in.
 func isNamespaceInit(pid int) bool {
 	ns, err := nsPIDs(pid)
@@ -154,9 +173,7 @@ func ancestors(pid int) map[int]bool {
 }
 
 // SameStart reports whether two start times read for a pid at different
-// moments describe the same process. Start times are offsets from a boot
-// instant that is recomputed from two clocks at each read, so they jitter by
-// microseconds; two processes that share a pid start far further apart.
+// moments describe the same process: they jitter by microseconds.
 func SameStart(a, b time.Time) bool {
 	if a.IsZero() || b.IsZero() {
 		return false
@@ -167,8 +184,8 @@ func SameStart(a, b time.Time) bool {
 
 const sameStartSlack = 20 * time.Millisecond
 
-// ProcessStart returns the start time of pid, so that a watcher that opened a
-// handle on pid can confirm it is still the process a lock named.
+// ProcessStart returns the start time of pid, so that a watcher that opened
+// a handle on pid can confirm it is still the process a lock named.
 func ProcessStart(pid int) (time.Time, error) {
 	p := readProc(pid)
 	switch {

@@ -3,8 +3,7 @@ package sessionlocks
 // The precondition a decision carries: which holders the user saw. A
 // canResume answer names its session's live and unknown holders in a token;
 // forceResume with that token proceeds only if every live or unknown holder
-// it finds under the operation lock is one the token names. A CLI that
-// opened the session after the user decided is then never removed for it.
+// it finds under the operation lock is one the token names.
 
 import (
 	"crypto/sha256"
@@ -14,13 +13,12 @@ import (
 	"strings"
 )
 
-// tokenEntries bounds the holders a token lists one by one; a session with
-// more live or unknown holders gets a token that names them as a whole.
+// tokenEntries bounds the holders a token lists one by one; past it, a
+// digest names them as a whole.
 const tokenEntries = 64
 
-// tokenOf names a session's live and unknown holders (their entries) for
-// admits. Stale holders are not named: removing them is what reclaiming
-// does anyway, and one that has come alive since is then not in the token.
+// tokenOf names a session's live and unknown holders (their entries).
+// Stale ones are not named: one that has come alive since is then not in it.
 func tokenOf(entries []string) string {
 	if len(entries) > tokenEntries {
 		sum := sha256.Sum256([]byte(strings.Join(entries, ",")))
@@ -29,9 +27,8 @@ func tokenOf(entries []string) string {
 	return "v1:" + strings.Join(entries, ",")
 }
 
-// Admits reports whether every live or unknown holder of s, judged afresh
-// (Session.Token is set), is named by token, which an earlier judgement's
-// Token made. A malformed token admits nothing.
+// Admits reports whether every live or unknown holder of s, judged afresh,
+// is named by token, an earlier judgement's. A malformed token admits nothing.
 func Admits(token string, s Session) bool {
 	if s.decided == nil {
 		return false
@@ -58,11 +55,9 @@ func Admits(token string, s Session) bool {
 	return false
 }
 
-// ValidToken reports whether token is in a form Token makes: "v1:" and
-// the holders' entries (none for a session without live or unknown
-// holders), or "v1s:" and a digest. Anything else, "" included, is not a
-// token and must be refused before anything is judged: a client that lost
-// its canResume answer must not get the removal the token exists to stop.
+// ValidToken reports whether token is in a form Token makes: "v1:" and the
+// holders' entries, or "v1s:" and a digest. Anything else, "" included,
+// must be refused before anything is judged.
 func ValidToken(token string) bool {
 	if d, ok := strings.CutPrefix(token, "v1s:"); ok {
 		return len(d) == 16 && isBase64URL(d)
@@ -97,8 +92,7 @@ func isBase64URL(s string) bool {
 }
 
 // holderEntry names one holder by its session, pid and the identity of its
-// .lock (its .hold's, for a .hold alone): a CLI that rewrites or re-creates
-// the file, or reuses the pid, is another holder.
+// .lock (else its .hold): a rewritten file or a reused pid is another holder.
 func holderEntry(session string, h Holder) string {
 	f := h.lockID
 	if !f.exists() {

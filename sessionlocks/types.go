@@ -3,12 +3,10 @@
 // by the strongest evidence the platform offers: the CLI's kernel lock on its
 // .hold file, then the identity and start time of the named process.
 //
-// The rule that outranks everything else in this package: a live session is
-// never judged stale and a live lock is never deleted. Where the evidence is
-// missing the verdict is Unknown, with a detail that says why, and Unknown
-// holders are never reclaimed.
-//
-// The package knows nothing of JSON-RPC; rpc/ maps these types onto the wire.
+// The rule that outranks every other: a live session is never judged stale
+// and a live lock is never deleted. Where the evidence is missing the
+// verdict is Unknown, which is never reclaimed. The package knows nothing of
+// JSON-RPC; rpc/ maps these types onto the wire.
 package sessionlocks
 
 import (
@@ -60,56 +58,46 @@ const (
 )
 
 // CanResume reports whether a session in this state may be resumed without
-// asking: only when nobody is, or might be, writing it.
+// asking: nobody is, or might be, writing it.
 func (s State) CanResume() bool { return s == StateFree || s == StateStale }
 
 // Process is what the engine learned about the process a lock names.
 type Process struct {
-	// StartedAt is when the process started; zero when unknown.
-	StartedAt time.Time
-	// Command is the process's command line, arguments joined by spaces; empty when unreadable.
-	Command string
-	// Argv is the command line as the kernel reports it.
-	Argv []string
-	// UID is the process owner's user id, or -1 when unknown.
-	UID int
+	StartedAt time.Time // zero when unknown
+	Command   string    // the arguments joined by spaces; empty when unreadable
+	Argv      []string
+	UID       int // -1 when unknown
 }
 
 // Holder is one inuse.<pid>.lock (with its .hold, if present) and the verdict on it.
 type Holder struct {
 	SessionID string
 	PID       int
-	// LockFile is the absolute path of inuse.<pid>.lock. For an orphan .hold
-	// (a .hold whose .lock is gone) it is the path the .lock would have.
+	// LockFile is the absolute path of inuse.<pid>.lock (for a .hold whose
+	// .lock is gone, the path the .lock would have).
 	LockFile string
-	// HoldFile is the absolute path of inuse.<pid>.hold, or "" when there is none.
-	HoldFile string
+	HoldFile string // "" when there is none
 	Verdict  Verdict
 	Reason   Reason
-	// Detail is one sentence a person can read, saying why.
-	Detail string
-	// LockWrittenAt is the .lock's modification time (the .hold's for an orphan hold).
+	Detail   string // one sentence a person can read, saying why
+	// LockWrittenAt is the .lock's modification time (the .hold's without a .lock).
 	LockWrittenAt time.Time
-	// Process is nil when the process could not be examined or does not exist.
-	Process  *Process
-	ProbedAt time.Time
-	// Cached is true when the verdict came from the probe cache.
-	Cached bool
-	// RecheckAt is when the verdict may change by time alone: the end of
-	// the settle window of a holder judged starting; zero otherwise.
+	Process       *Process // nil when the process could not be examined or does not exist
+	ProbedAt      time.Time
+	Cached        bool // the verdict came from the probe cache
+	// RecheckAt is when the verdict may change by time alone (the end of a
+	// starting holder's settle window); zero otherwise.
 	RecheckAt time.Time
 
 	// Owner is the process proven to hold the session through this
-	// holder's files, the only one Force may signal; nil when none is
-	// proven (always so for a holder that is not live).
-	Owner *Owner
-	// NoOwner says, for a live holder without an Owner, why none is proven.
+	// holder's files, the only one Force may signal; NoOwner says, for a
+	// live holder without one, why.
+	Owner   *Owner
 	NoOwner string
 
-	// For a live holder: the process that started it (nil when that cannot
-	// be known), its controlling terminal ("" for none), whether it was left
-	// running after its launcher went with nobody attached (nil when its
-	// parent cannot be read), and a sentence that says so (attach.go).
+	// For a live holder: who started it (nil when that cannot be known), its
+	// controlling terminal, whether it is orphaned (nil when its parent
+	// cannot be read), and a sentence that says so (attach.go).
 	Launcher   *Launcher
 	Terminal   string
 	Orphaned   *bool
@@ -122,26 +110,18 @@ type Holder struct {
 }
 
 // HoldFree reports that the judgement probed the .hold and found its
-// kernel lock free: a .hold that exists but is neither this nor held (the
-// reason hold-locked) was not probed, being too young or unreadable.
+// kernel lock free (not that it was too young or unreadable to probe).
 func (h Holder) HoldFree() bool { return h.holdFree }
 
-// Owner is the process proven to hold a session through one holder's
-// files: it has the holder's .hold open and holds its exclusive lock (on
-// Linux through a descriptor of its own; on macOS and Windows as the only
-// process that has it open, the lock held), or, for a CLI that writes no
-// .hold, has the session's session.db open; its pid is the one the lock
-// file names (in its own PID namespace), and it started before that file
-// was made.
+// Owner is the process proven to hold a session through one holder's files
+// (owner.go says how).
 type Owner struct {
-	// PID is the owner's process id in this process's PID namespace.
-	PID int
+	PID int // in this process's PID namespace
 	// NamespacePID is the pid the lock file names when the owner runs in a
 	// PID namespace below this one (a container); 0 when it is PID.
 	NamespacePID int
 	StartedAt    time.Time
-	// Evidence says in one sentence what proves it.
-	Evidence string
+	Evidence     string // one sentence: what proves it
 
 	open      fileID   // the file it has open: its .hold, or session.db
 	openPath  string   // that file's path
@@ -155,10 +135,8 @@ type Owner struct {
 // file is still the one that was judged.
 type fileID struct {
 	dev, ino uint64
-	// The modification time as the file system gives it, seconds and
-	// nanoseconds apart: a time in one int64 of nanoseconds wraps beyond
-	// 2262 and before 1678, and a year-2300 lock read as 1715 would look
-	// older than the boot.
+	// The modification time in seconds and nanoseconds: one int64 of
+	// nanoseconds would read a year-2300 lock as older than the boot.
 	msec  int64
 	mnsec int32
 	mode  uint32 // file type bits only; 0 means "no file"
@@ -189,20 +167,18 @@ type Session struct {
 	Holders        []Holder
 	HoldersOmitted int
 
-	// decided is set by Session (a judgement to decide on), nil in
-	// listings; a pointer keeps the Session a listing copies small.
-	decided *decided
+	decided *decided // a judgement to decide on; nil in listings
 }
 
-// decided is what a judgement to decide on adds to a Session: the live and
-// unknown holders it saw, for ForceOptions.Expect.
+// decided is the live and unknown holders a judgement saw, for
+// ForceOptions.Expect.
 type decided struct {
 	token    string
 	nonStale []string // the entries token is made of
 }
 
-// Token names the live and unknown holders, for ForceOptions.Expect; set
-// by Session (a judgement to decide on), "" in listings.
+// Token names the live and unknown holders, for ForceOptions.Expect; "" in
+// listings.
 func (s Session) Token() string {
 	if s.decided == nil {
 		return ""

@@ -1,9 +1,8 @@
 package sessionlocks
 
 // Where a session was written: a CLI in a VM or in WSL that shares the
-// state dir with this machine writes pids of another kernel, and its flock
-// may never reach this one. Its locks are then unknown, never stale: no pid
-// or lock this machine sees can say whether it still runs.
+// state dir writes pids of another kernel, and its flock may never reach
+// this one. Its locks are then unknown, never stale.
 
 import (
 	"bytes"
@@ -17,36 +16,24 @@ type writtenOn struct {
 	seenOS  string // the system events.jsonl names, "" until it does
 	events  fileID // events.jsonl when seenOS was read
 	// unsure: on a macOS or Windows host, nothing says yet which system
-	// wrote the session (the CLI writes workspace.yaml and events.jsonl a
-	// few hundred milliseconds after its lock): a CLI in a VM or WSL looks
-	// exactly so. Linux hosts see their guests' shares as shared file
-	// systems instead.
+	// wrote the session (the CLI writes its files after its lock). Linux
+	// hosts see their guests' shares as shared file systems instead.
 	unsure bool
 }
 
-// maxEventsHead bounds what is read of events.jsonl: the CLI writes the
-// system message that names its system as the second or third line.
+// maxEventsHead bounds what is read of events.jsonl, whose second or third
+// line names the system.
 const maxEventsHead = 256 << 10
 
 // readWrittenOn reads where the session in dir was written, seen from a
-// machine running goos: a POSIX working
-// directory on a Windows host (WSL writing through /mnt/c), or the system
-// the CLI's first system message names ("* Operating System: linux" in
-// events.jsonl, 1.0.102). prev's answer stands while events.jsonl is the
-// same file and it had found one.
-func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
-	w := readWhere(dir, cwd, goos, prev)
-	w.unsure = goos != "linux" && w.otherOS == "" && w.seenOS != goos && !(goos == "windows" && windowsPath(cwd))
-	return w
-}
-
-// windowsPath reports whether p is a Windows path: a drive letter, or UNC.
-func windowsPath(p string) bool {
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
-}
-
-func readWhere(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
-	var w writtenOn
+// machine running goos: a POSIX working directory on a Windows host (WSL),
+// or the system the CLI's first system message names in events.jsonl.
+// prev's answer stands while events.jsonl is the same file and it had
+// found one.
+func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) (w writtenOn) {
+	defer func() {
+		w.unsure = goos != "linux" && w.otherOS == "" && w.seenOS != goos && !(goos == "windows" && windowsPath(cwd))
+	}()
 	switch {
 	case goos == "windows" && strings.HasPrefix(cwd, "/"):
 		w.otherOS = "Linux (its working directory is " + clip(cwd, 60) + ")"
@@ -78,9 +65,14 @@ func readWhere(dir, cwd, goos string, prev *dirSnapshot) writtenOn {
 	return w
 }
 
-// osOfEvents finds the system named by the system message in the head of
-// events.jsonl, as Go names systems; "" when there is none. Only that
-// line is read: a prompt may say anything.
+// windowsPath reports whether p is a Windows path: a drive letter, or UNC.
+func windowsPath(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') || strings.HasPrefix(p, `\\`)
+}
+
+// osOfEvents finds the system the system message in the head of
+// events.jsonl names, as Go names it, or "". Only that line is read: a
+// prompt may say anything.
 func osOfEvents(b []byte) string {
 	for line := range bytes.Lines(b) {
 		if !bytes.HasPrefix(line, []byte(`{"type":"system.message"`)) {

@@ -13,10 +13,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// windowsBuffer is the change buffer of each directory watched on Windows
-// (fsnotify's default, 64 KiB, is 64 MiB at 1,000 sessions; 4 KiB is its
-// least). A session dir's events are a few short names at a time; an
-// overflow costs a rescan. Other systems ignore it.
+// windowsBuffer is the change buffer of each directory watched on Windows:
+// fsnotify's default, 64 KiB, is 64 MiB at 1,000 sessions, and an overflow
+// only costs a rescan.
 const windowsBuffer = 4096
 
 // dirs is fsnotify and what it watches. Only the loop calls its methods;
@@ -70,8 +69,7 @@ func (d *dirs) count() int {
 }
 
 // watchAll watches the state dir and every session dir in it, and forgets
-// the watches of session dirs gone. An error means a watch could not be
-// added.
+// the watches of session dirs gone; an error means one could not be added.
 func (d *dirs) watchAll() error {
 	if err := d.watchState(); err != nil || d.state == nil {
 		return err
@@ -99,9 +97,8 @@ func (d *dirs) watchAll() error {
 
 // watchState watches the state dir if it is there. A state dir that is
 // another directory than the one watched (moved aside and recreated, a
-// symlink retargeted) has every session watch dropped: they are on the old
-// one's sessions. While it is missing nothing is watched: the tick notices
-// it appear (see replaced).
+// symlink retargeted) has every session watch dropped. While it is missing
+// nothing is watched: the tick notices it appear (see replaced).
 func (d *dirs) watchState() error {
 	fi, ok := statDir(d.dir)
 	if d.state != nil && (!ok || !os.SameFile(d.state, fi)) {
@@ -122,13 +119,11 @@ func (d *dirs) watchState() error {
 	return nil
 }
 
-// watchSession watches session id's directory if it is one, and reports
-// whether it is. Added again even when watched: the directory may have
-// been removed and made again under the same name.
+// watchSession watches session id's directory if it is one (again when
+// watched: it may have been made again), and reports whether it is.
 func (d *dirs) watchSession(id string) (present bool, err error) {
 	path := filepath.Join(d.dir, id)
-	// Checked just before the watch is added: inotify follows symlinks, and
-	// the engine does not take one for a session.
+	// inotify follows symlinks; the engine takes none for a session.
 	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
 		d.unwatch(id)
 		return false, nil
@@ -147,9 +142,7 @@ func (d *dirs) watchSession(id string) (present bool, err error) {
 func (d *dirs) unwatch(id string) {
 	if d.watched[id] {
 		delete(d.watched, id)
-		// The kernel drops the watch of a removed directory itself; the
-		// error for that case means nothing.
-		d.fsw.Remove(filepath.Join(d.dir, id))
+		d.fsw.Remove(filepath.Join(d.dir, id)) // fails if the kernel dropped it already
 	}
 }
 
@@ -160,8 +153,7 @@ func (d *dirs) unwatchAll() {
 }
 
 // replaced reports whether the state dir came, went, or is another
-// directory than the one watched since the last watchAll: inotify reports
-// nothing when a parent is moved or a symlink on the way is retargeted.
+// directory than the one watched since the last watchAll.
 func (d *dirs) replaced() bool {
 	fi, ok := statDir(d.dir)
 	if !ok {
@@ -171,8 +163,7 @@ func (d *dirs) replaced() bool {
 }
 
 // statDir stats path, following symlinks, if it is a directory. Its
-// identity is read at once: on Windows os.Stat leaves it to the first
-// os.SameFile, which would read it from whatever the path names by then.
+// identity is read at once (on Windows os.SameFile reads it lazily).
 func statDir(path string) (os.FileInfo, bool) {
 	fi, err := os.Stat(path)
 	if err != nil || !fi.IsDir() {
@@ -183,8 +174,7 @@ func statDir(path string) (os.FileInfo, bool) {
 }
 
 // fallBack gives up file events for poll mode: a watch could not be added
-// (the kernel's watch limit, descriptors, memory, or another failure),
-// and a session whose directory is not watched would never be pushed.
+// (the kernel's watch limit, most likely).
 func (l *loop) fallBack(err error) {
 	l.w.log.Warn("a directory cannot be watched; polling instead (raise fs.inotify.max_user_watches if the limit was reached)",
 		"err", err, "interval", l.w.interval)

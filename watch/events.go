@@ -1,10 +1,9 @@
 package watch
 
 // Reading fsnotify's events: a goroutine of its own drains them into a set
-// of dirty sessions the loop takes. It never calls Add or Remove, and never
-// waits for the loop: on Windows fsnotify serves Add and Remove on the
-// goroutine that delivers its events, so a reader that added watches (or
-// waited for one that does) would freeze both on a burst (fsnotify #656).
+// of dirty sessions the loop takes. It never calls Add or Remove, nor waits
+// for the loop: on Windows fsnotify serves them on the goroutine that
+// delivers its events (fsnotify #656).
 
 import (
 	"log/slog"
@@ -17,9 +16,8 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// pending is what the reader saw since the loop last took it. Its size is
-// bounded by the session dirs on disk: one entry per session, however many
-// events.
+// pending is what the reader saw since the loop last took it: one entry
+// per session, however many events.
 type pending struct {
 	dir  string        // the state dir, cleaned
 	wake chan struct{} // signalled (never blocking) when something was added
@@ -53,8 +51,7 @@ func (p *pending) read(fsw *fsnotify.Watcher, log *slog.Logger, hook func()) {
 			if hook != nil {
 				hook()
 			}
-			// An overflow lost events; any other error (Windows reports a
-			// failed read so) may have too.
+			// An overflow lost events; any other error may have too.
 			log.Warn("file events lost; listing every session", "err", err)
 			p.mu.Lock()
 			p.rescan = true
@@ -110,15 +107,14 @@ func (p *pending) take() (ids map[string]bool, rescan bool, events uint64) {
 	return ids, rescan, events
 }
 
-// isSessionName tells a session directory's name from the other entries of
-// the state dir (.session-operation-locks and the like).
+// isSessionName tells a session directory's name from the state dir's
+// other entries.
 func isSessionName(name string) bool {
 	return !strings.HasPrefix(name, ".") && sessionlocks.ValidateID(name) == nil
 }
 
 // relevantFile reports whether a file in a session dir can change what the
-// engine says of the session. events.jsonl, which a running CLI appends to
-// all the time, cannot.
+// engine says of the session (events.jsonl, appended all the time, cannot).
 func relevantFile(name string) bool {
 	return name == "workspace.yaml" || strings.HasPrefix(name, "inuse.")
 }

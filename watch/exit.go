@@ -17,17 +17,13 @@ var (
 	errUnsupported = errors.New("awaiting a process exit is not supported here")
 )
 
-// exitWatcher awaits the exits of processes, each named by its pid and
-// start time, and sends each one's pid on the channel given to
-// newExitWatcher (at most once per add).
+// exitWatcher awaits the exits of processes and sends each one's pid on
+// the channel given to newExitWatcher (at most once per add).
 type exitWatcher interface {
-	// add starts awaiting pid's exit. start is when the engine saw pid
-	// start: the handle is opened first and the start time checked after,
-	// so that a pid reused in between is never watched in its place.
+	// add starts awaiting pid's exit. The handle is opened first and the
+	// start time checked after: a pid reused in between is never watched.
 	add(pid int, start time.Time) error
-	// remove stops awaiting pid; an exit already sent may still arrive.
-	remove(pid int)
-	// close stops everything.
+	remove(pid int) // an exit already sent may still arrive
 	close()
 }
 
@@ -39,9 +35,8 @@ func (unsupportedWatcher) remove(int)               {}
 func (unsupportedWatcher) close()                   {}
 
 // waits are the exits awaited, by pid, each with the function that cancels
-// its wait (closing or signalling the system's handle), and the channel the
-// exits are sent on. Every cancel runs under mu, once, and only while its
-// wait is recorded: the handle it touches is still open then.
+// it (closing or signalling the system's handle). Every cancel runs under
+// mu, once, and only while its wait is recorded: its handle is still open.
 type waits struct {
 	exits chan<- int
 	done  chan struct{} // closed by close: no exit is sent after
@@ -57,8 +52,7 @@ func newWaits(exits chan<- int) *waits {
 }
 
 // start records a wait for pid that cancel cancels; once closed it refuses.
-// A wait recorded for pid already is cancelled: the pid names another
-// process now.
+// A wait recorded for pid already (another process now) is cancelled.
 func (w *waits) start(pid int, cancel func()) (*wait, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

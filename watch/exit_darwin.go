@@ -12,7 +12,7 @@ import (
 )
 
 // kqueueWatcher awaits exits with one kqueue: EVFILT_PROC NOTE_EXIT per
-// process, and an EVFILT_USER event that wakes the reader when closing.
+// process, and EVFILT_USER to wake the reader when closing.
 type kqueueWatcher struct {
 	*waits
 	kq    int

@@ -13,9 +13,8 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// pidfdWatcher awaits exits with pidfds (Linux 5.3+) registered with Go's
-// netpoller: a pidfd becomes readable when its process exits, so a waiting
-// process costs one descriptor and a parked goroutine, not a thread.
+// pidfdWatcher awaits exits with pidfds (Linux 5.3+) in Go's netpoller: a
+// waiting process costs one descriptor and a parked goroutine, not a thread.
 type pidfdWatcher struct{ *waits }
 
 func newExitWatcher(exits chan<- int) exitWatcher { return pidfdWatcher{newWaits(exits)} }
@@ -30,8 +29,7 @@ func (w pidfdWatcher) add(pid int, start time.Time) error {
 	case err != nil:
 		return err
 	}
-	// The pidfd now pins this pid to one process; only if that process is
-	// the one the engine probed is its exit the one awaited.
+	// The pidfd now pins this pid to one process: is it the one the engine saw?
 	got, err := sessionlocks.ProcessStart(pid)
 	if err != nil || !sessionlocks.SameStart(got, start) {
 		unix.Close(fd)
@@ -54,10 +52,8 @@ func (w pidfdWatcher) add(pid int, start time.Time) error {
 		return err
 	}
 	go func() {
-		// Read parks on the netpoller until the callback finds the pidfd
-		// readable (the exit), or the cancel's Close ends it. Any other
-		// error counts as an exit too: the sessions are listed again, and
-		// the process is polled from then on if it still lives.
+		// Read parks until the pidfd is readable (the exit) or the cancel's
+		// Close ends it; any other error counts as an exit too.
 		rc.Read(func(fd uintptr) bool {
 			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 			n, err := unix.Poll(pfd, 0)

@@ -11,8 +11,7 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// handleWatcher awaits exits by waiting on each process's handle together
-// with an event that cancels the wait.
+// handleWatcher waits on each process's handle and an event that cancels it.
 type handleWatcher struct{ *waits }
 
 func newExitWatcher(exits chan<- int) exitWatcher { return handleWatcher{newWaits(exits)} }

@@ -1,8 +1,8 @@
 package watch
 
 // The loop: the state of one Run, and the select that gathers file events,
-// process exits, settle ends and ticks into dirty sessions, and flushes them
-// after the debounce.
+// process exits, settle ends and ticks into dirty sessions, flushed after
+// the debounce.
 
 import (
 	"context"
@@ -43,10 +43,8 @@ type loop struct {
 }
 
 // pollShare: poll mode lists no more often than every pollShare times what
-// a listing takes (0.5% of the time; listings use every core, so 1% of
-// one): past a few thousand sessions a listing every interval would cost
-// a laptop's battery, and is spaced out instead. A holder's exit is
-// awaited apart, and still pushed at once.
+// a listing takes (0.5% of the time), for a laptop's battery; exits are
+// still pushed at once.
 const pollShare = 200
 
 func newLoop(w *Watcher, notify func(Change)) *loop {
@@ -64,8 +62,7 @@ func newLoop(w *Watcher, notify func(Change)) *loop {
 		flushT:  time.NewTimer(time.Hour),
 		settleT: time.NewTimer(time.Hour),
 	}
-	// Stopped until armed; since Go 1.23 a Reset never leaves a stale value
-	// in the channel.
+	// Stopped until armed (since Go 1.23 a Reset leaves no stale value).
 	l.flushT.Stop()
 	l.settleT.Stop()
 	l.ex = w.newExitWatcher(l.exits)
@@ -203,8 +200,7 @@ func (l *loop) armFlush(d time.Duration) {
 }
 
 // holdOff says how much longer to wait before flushing: until debounce has
-// passed without an event, but never longer than maxDebounce after the
-// first.
+// passed without an event, at most maxDebounce after the first.
 func (l *loop) holdOff(now time.Time) time.Duration {
 	quiet := now.Sub(l.lastDirty)
 	left := l.firstDirty.Add(maxDebounce).Sub(now)

@@ -1,8 +1,8 @@
 package watch
 
 // Processes and settle windows: the exits of the processes a session's
-// holders name (awaited where the system can, polled elsewhere), and the
-// end of each starting holder's settle window, make the session dirty.
+// holders name (awaited, or polled), and the end of each starting holder's
+// settle window, make the session dirty.
 
 import (
 	"errors"
@@ -12,8 +12,7 @@ import (
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
 
-// proc is one process watched for its exit on behalf of sessions: a pid's
-// start time tells it from a later process given the same pid.
+// proc is one process watched for its exit on behalf of sessions.
 type proc struct {
 	start    time.Time // zero when unknown: then it cannot be awaited
 	sessions []string  // the sessions whose listing its exit can change
@@ -27,8 +26,7 @@ type pidStart struct {
 }
 
 // exitsOf lists the processes whose exit can change what is said of h: the
-// holder's own, unless it is judged stale already, and its launcher's while
-// it lives (its exit makes the holder an orphan).
+// holder's own unless it is stale, and its launcher's while it lives.
 func exitsOf(h sessionlocks.Holder) []pidStart {
 	if h.Verdict == sessionlocks.Stale {
 		return nil
@@ -44,9 +42,8 @@ func exitsOf(h sessionlocks.Holder) []pidStart {
 	return out
 }
 
-// watchProcs watches the processes whose exit can change what is said of the
-// sessions last listed, and only those: made again from every listing, the
-// set never drifts from what the sessions name.
+// watchProcs watches the processes whose exit can change what is said of
+// the sessions last listed, and only those.
 func (l *loop) watchProcs() {
 	named := map[int]*proc{}
 	for id, s := range l.last {
@@ -64,8 +61,7 @@ func (l *loop) watchProcs() {
 		}
 	}
 	for pid, p := range l.procs {
-		// SameStart never matches a zero time, but a process examined
-		// neither time is still the same polled one.
+		// A process examined neither time (zero starts) is the same polled one.
 		if n := named[pid]; n == nil || !p.start.Equal(n.start) && !sessionlocks.SameStart(p.start, n.start) {
 			l.dropProc(pid) // gone from the listings, or the pid names another process now
 		}
@@ -83,16 +79,14 @@ func (l *loop) watchProcs() {
 // await starts awaiting p's exit, or polls it where that cannot be done.
 func (l *loop) await(pid int, p *proc) {
 	if p.start.IsZero() {
-		// Without a start time no handle can be tied to the process the
-		// lock named.
+		// No handle can be tied to the process the lock named.
 		p.polled = true
 		return
 	}
 	switch err := l.ex.add(pid, p.start); {
 	case err == nil:
 	case errors.Is(err, errExited):
-		// Gone (or replaced) between the listing and the handle: list its
-		// sessions again now, and poll it if the engine still calls it alive.
+		// Gone (or replaced) since the listing: list its sessions again.
 		p.polled = true
 		l.markProcDirty(p)
 	default:
@@ -117,9 +111,8 @@ func (l *loop) markProcDirty(p *proc) {
 	}
 }
 
-// exited makes the sessions of an awaited process that exited dirty. If a
-// listing still names it alive (it should not), it is polled from then on
-// rather than awaited again.
+// exited makes the sessions of an awaited process that exited dirty; it is
+// polled from then on, should a listing still name it alive.
 func (l *loop) exited(pid int) {
 	if p := l.procs[pid]; p != nil && !p.polled {
 		p.polled = true
@@ -136,8 +129,8 @@ func (l *loop) pollProcs() {
 	}
 }
 
-// settleAt schedules a listing of s for when its starting holders leave their
-// settle window: no file changes when a "starting" lock becomes "hold-locked".
+// settleAt schedules a listing of s for when its starting holders leave
+// their settle window, which no file change marks.
 func (l *loop) settleAt(s sessionlocks.Session) {
 	var due time.Time
 	for _, h := range s.Holders {
@@ -151,8 +144,7 @@ func (l *loop) settleAt(s sessionlocks.Session) {
 	case due.IsZero():
 		delete(l.settle, s.ID)
 	case due.Before(now):
-		// Still starting past its window (a lock stamped in the future, or
-		// another machine's clock): look again in a while, not at once.
+		// Still starting past its window (a lock from the future): look again later.
 		l.settle[s.ID] = now.Add(exitPollInterval)
 	default:
 		l.settle[s.ID] = due

@@ -1,7 +1,7 @@
 package watch
 
-// Flushing: the dirty sessions invalidated in the engine, listed again
-// (every session after a rescan was asked for), compared with what was last
+// Flushing: the dirty sessions (every session after a rescan was asked for)
+// invalidated in the engine, listed again, compared with what was last
 // pushed, and what differs pushed as one Change.
 
 import (
@@ -73,8 +73,7 @@ func (l *loop) listAll(ctx context.Context, c *Change) error {
 }
 
 // listSome lists the sessions dirty into c. A session whose directory came
-// or went is watched (before it is listed, so that nothing written after
-// the listing goes unseen) or found gone.
+// or went is watched before it is listed, or found gone.
 func (l *loop) listSome(ctx context.Context, dirty map[string]bool, c *Change) error {
 	ids := make([]string, 0, len(dirty))
 	for _, id := range slices.Sorted(maps.Keys(dirty)) {
@@ -113,9 +112,8 @@ func (l *loop) listSome(ctx context.Context, dirty map[string]bool, c *Change) e
 	return nil
 }
 
-// record keeps s as pushed (the processes it names are watched after the
-// listing, see watchProcs), schedules its settle ends and adds it to c if it
-// is new or differs from what was pushed.
+// record keeps s as pushed, schedules its settle ends and adds it to c if
+// it is new or differs from what was pushed.
 func (l *loop) record(s sessionlocks.Session, c *Change) {
 	prev, ok := l.last[s.ID]
 	l.last[s.ID] = s
@@ -137,8 +135,7 @@ func (l *loop) gone(id string, c *Change) {
 	}
 }
 
-// deliver pushes c unless it is empty: newest sessions first, as List
-// orders them.
+// deliver pushes c unless it is empty, newest sessions first.
 func (l *loop) deliver(c Change) {
 	if len(c.Changed) == 0 && len(c.Removed) == 0 {
 		return
@@ -150,10 +147,8 @@ func (l *loop) deliver(c Change) {
 }
 
 // same reports whether b, a new listing of a session pushed as a, tells the
-// IDE nothing new: the same state, metadata and holders (each one's pid,
-// files, lock time, verdict, reason and proven owner). Probe times, the
-// cache flag and the wording of details are left out, or every probe would
-// be a change. The engine lists holders in pid order.
+// IDE nothing new. Probe times, the cache flag and the wording of details
+// are left out, or every probe would be a change.
 func same(a, b sessionlocks.Session) bool {
 	return a.State == b.State && a.Conflict == b.Conflict && a.HoldersOmitted == b.HoldersOmitted &&
 		a.Name == b.Name && a.CWD == b.CWD && a.Repository == b.Repository && a.Branch == b.Branch &&

@@ -1,19 +1,14 @@
-// Package watch pushes the changes of the Copilot CLI's sessions: it turns
-// file events in the state directory, holder processes' exits and the ends
-// of settle windows into change events, each naming the sessions whose
-// state, holders or metadata changed and those that vanished.
-//
-// Every source only marks sessions dirty. After a short debounce the dirty
+// Package watch pushes the changes of the Copilot CLI's sessions: file
+// events in the state directory, holder processes' exits and the ends of
+// settle windows mark sessions dirty; after a short debounce the dirty
 // sessions are invalidated in the engine, listed again, compared with what
-// was last delivered, and what differs is pushed as one Change. A missed
-// event never makes a listing wrong (the engine checks every session against
-// the disk when it lists); it only delays a push.
+// was last pushed, and what differs is pushed as one Change. A missed event
+// only delays a push: the engine checks every session against the disk.
 //
 // Notify mode learns of file changes from fsnotify on the state dir and on
-// every session dir. Poll mode lists every session each interval (less
-// often where listing would take over 0.5% of the time) and compares. Holder exits are events in both: a pidfd (Linux), kqueue
-// EVFILT_PROC (macOS), a process handle (Windows), a once-a-second look
-// elsewhere.
+// every session dir; poll mode lists every session each interval. Holder
+// exits are events in both: a pidfd (Linux), kqueue (macOS), a process
+// handle (Windows), a once-a-second look elsewhere.
 package watch
 
 import (
@@ -56,30 +51,22 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-// DefaultPollInterval is how often poll mode lists every session (one
-// listing compared with the last; BenchmarkPollTick measures it).
+// DefaultPollInterval is how often poll mode lists every session.
 const DefaultPollInterval = time.Second
 
 const (
-	// debounce is how long the dirty sessions wait for more events: long
-	// enough for a CLI's .lock and .hold (about 1 ms apart) to land in one
-	// push, short enough to feel instant.
-	debounce = 10 * time.Millisecond
-	// maxDebounce bounds how long a burst of events, each within debounce
-	// of the last, can postpone a push.
-	maxDebounce = 100 * time.Millisecond
-	// exitPollInterval is how often the sessions of processes whose exit
-	// cannot be awaited are listed again.
-	exitPollInterval = time.Second
+	// debounce is how long the dirty sessions wait for more events: a CLI's
+	// .lock and .hold (about 1 ms apart) land in one push.
+	debounce         = 10 * time.Millisecond
+	maxDebounce      = 100 * time.Millisecond // how long a burst can postpone a push
+	exitPollInterval = time.Second            // how often processes not awaited are looked at
 	// settleMargin is added to the end of a settle window before the holder
 	// is judged again, so that the engine's clock has surely passed it.
 	settleMargin = 25 * time.Millisecond
-	// retryDelay is how long to wait before listing again after a listing
-	// failed for a reason other than a session being gone.
-	retryDelay = time.Second
+	retryDelay   = time.Second // before listing again after a listing failed
 	// identityInterval is how often notify mode checks that the state dir
 	// path still names the directory it watches: inotify says nothing when
-	// it is created, a parent is moved or a symlink on the way retargeted.
+	// a parent is moved or a symlink on the way retargeted.
 	identityInterval = time.Second
 )
 
@@ -96,12 +83,10 @@ type Stats struct {
 	Dirs      int    // directories watched with fsnotify: the state dir and every session dir
 	Processes int    // processes watched for their exit, awaited or polled
 	Events    uint64 // file and process events seen
-	Rescans   uint64 // listings of every session (start, overflow, state dir replaced, poll ticks)
+	Rescans   uint64 // listings of every session
 	Notified  uint64 // changes pushed
 	Sessions  int    // sessions last listed
-	// Note says, in one sentence, why the mode in force differs from the one
-	// asked for (a shared file system, the watch limit reached); "" if not.
-	Note string
+	Note      string // why the mode in force differs from the one asked for; "" if not
 }
 
 // Watcher watches one engine's state directory.
@@ -120,9 +105,9 @@ type Watcher struct {
 	stats   Stats
 
 	// Tests replace these.
-	testHookEvent  func()                       // runs before each fsnotify event or error is read
-	testHookAdd    func(path string) error      // stands in for fsnotify's Add on session dirs
-	newExitWatcher func(chan<- int) exitWatcher // makes the exit watcher
+	testHookEvent  func()                  // runs before each fsnotify event or error is read
+	testHookAdd    func(path string) error // stands in for fsnotify's Add on session dirs
+	newExitWatcher func(chan<- int) exitWatcher
 }
 
 // New returns a watcher for e's state directory; it watches nothing until Run.
@@ -149,8 +134,7 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	}
 	note := ""
 	if st.Platform.Shared && mode == ModeNotify {
-		// File events report this machine's changes only: a CLI on
-		// another machine sharing the state dir would never be heard.
+		// File events report this machine's changes only.
 		mode = ModePoll
 		note = "the state dir is on " + st.Platform.FileSystem + ", which other machines may share and whose changes file events do not report; polling"
 	}
@@ -170,10 +154,8 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 }
 
 // autoMode is notify where fsnotify costs one watch per directory (inotify,
-// FEN) and poll elsewhere: kqueue holds a descriptor open for every file of
-// every watched directory (fsnotify #129, #358), and on Windows every
-// watched directory holds a handle and a change buffer, which at 1,000
-// sessions cost more memory than polling does.
+// FEN) and poll elsewhere: kqueue holds a descriptor per file (fsnotify
+// #129), and Windows a handle and a buffer per directory.
 func autoMode(goos string) Mode {
 	switch goos {
 	case "darwin", "ios", "freebsd", "openbsd", "netbsd", "dragonfly", "windows":
@@ -183,8 +165,8 @@ func autoMode(goos string) Mode {
 }
 
 // Run watches until ctx is done, calling notify (never concurrently) with
-// every change. It returns ctx.Err(). The sessions present when Run starts
-// are its baseline and are not pushed. Run may be called once.
+// every change, and returns ctx.Err(). The sessions present when Run starts
+// are its baseline, not pushed. Run may be called once.
 func (w *Watcher) Run(ctx context.Context, notify func(Change)) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("watch: Run called twice")

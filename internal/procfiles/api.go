@@ -1,38 +1,25 @@
 package procfiles
 
 // The package's calls, documented once; each system implements the
-// lower-case ones (procfiles_darwin.go, procfiles_windows.go,
-// procfiles_other.go).
+// lower-case ones.
 
 import "context"
 
 // Openers returns the processes that have the file want open, each with
-// its start time, and how many processes could not be examined (unseen:
-// on macOS, other users' processes unless this one is root; any of them may
-// have the file open too). path names the file (the Restart Manager takes
-// names; libproc matches want): it must be want before and after the
-// look-up, else the error wraps ErrChanged. This process is listed too if
-// it has the file open. macOS and Windows only.
+// its start time, and how many processes could not be examined (on macOS,
+// other users'). path must name want before and after the look-up, else
+// the error wraps ErrChanged. macOS and Windows only.
 func Openers(ctx context.Context, path string, want FileID) (procs []Process, unseen int, err error) {
 	r, err := guarded(ctx, func(ctx context.Context) (found, error) { return openers(ctx, path, want) })
 	return r.procs, r.unseen, err
 }
 
-// Files returns pid's descriptors open on files (vnodes), with each file's
-// identity. With an error it returns the files it could read: the list is
-// whole only when err is nil. macOS only.
-func Files(ctx context.Context, pid int) ([]OpenFile, error) {
-	return guarded(ctx, func(ctx context.Context) ([]OpenFile, error) { return files(ctx, pid) })
-}
-
 // Executable returns the path of the executable pid runs, as the kernel
-// found it at exec (links resolved; Linux's /proc/<pid>/exe). macOS only
-// (gopsutil reads it on Windows).
+// found it at exec (links resolved). macOS only.
 func Executable(pid int) (string, error) { return executable(pid) }
 
 // Terminal returns the name of pid's controlling terminal in /dev
-// ("ttys004"), or "" if it has none. macOS only: Linux names it in
-// /proc/<pid>/stat, and Windows has no other-process console to read.
+// ("ttys004"), or "" if it has none. macOS only.
 func Terminal(pid int) (string, error) { return terminal(pid) }
 
 // found is what Openers finds.

@@ -1,10 +1,8 @@
 package procfiles
 
-// One look-up at a time, and no caller held by a look-up that hangs. Asking
-// the kernel about a descriptor stats its file (libproc's vn_stat), and a
-// stuck NFS or SMB server can hold that call for minutes: the caller gets
-// its answer or its context's error, whichever comes first, and at most one
-// stuck look-up ever exists.
+// One look-up at a time, and no caller held by a look-up that hangs: asking
+// the kernel about a descriptor stats its file, which a stuck NFS server
+// can hold for minutes. At most one stuck look-up ever exists.
 
 import (
 	"context"
@@ -23,8 +21,7 @@ type result[T any] struct {
 }
 
 // guarded runs f alone and waits for it until ctx is done or maxWait
-// passes. f gets a context that is cancelled when its caller gives up, so
-// that it stops between kernel calls.
+// passes; f's context is cancelled when its caller gives up.
 func guarded[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
 	var zero T
 	ctx, cancel := context.WithTimeout(ctx, maxWait)

@@ -1,10 +1,8 @@
 package procfiles
 
-// Decoding libproc's records (macOS's <sys/proc_info.h>, as published in
-// xnu-11417.101.15). It is built on every system so that it is tested on
-// recorded bytes everywhere. Every field is a fixed-width integer at the
-// same offset on darwin/arm64 and darwin/amd64 (both little-endian), so one
-// layout serves both.
+// Decoding libproc's records (<sys/proc_info.h>, xnu-11417.101.15), built
+// on every system so that it is tested on recorded bytes everywhere. One
+// layout serves darwin/arm64 and amd64 (little-endian, fixed-width fields).
 
 import (
 	"bytes"
@@ -29,8 +27,7 @@ type fdEntry struct {
 }
 
 // decodeFDList decodes PROC_PIDLISTFDS: an array of struct proc_fdinfo
-// { int32_t proc_fd; uint32_t proc_fdtype; }. A trailing partial record is
-// an error, not a descriptor.
+// { int32_t proc_fd; uint32_t proc_fdtype; }.
 func decodeFDList(b []byte) ([]fdEntry, error) {
 	if len(b)%fdInfoSize != 0 {
 		return nil, fmt.Errorf("proc_pidinfo(PROC_PIDLISTFDS) returned %d bytes, not a whole number of %d-byte records", len(b), fdInfoSize)
@@ -70,14 +67,14 @@ func decodeVnodePath(fd int32, b []byte) (OpenFile, error) {
 	}, nil
 }
 
-// sameDarwinFile reports whether got (read from a vinfo_stat) is want:
-// dev_t is 32 bits on macOS, so only want.Dev's low 32 bits count.
+// sameDarwinFile reports whether got (a vinfo_stat's) is want, by the low
+// 32 bits of Dev.
 func sameDarwinFile(got, want FileID) bool {
 	return got.Ino == want.Ino && uint32(got.Dev) == uint32(want.Dev)
 }
 
-// decodePIDs decodes proc_listpids: an array of int32 pids. Pid 0 (the
-// kernel) has no descriptors to look at and is left out.
+// decodePIDs decodes proc_listpids: an array of int32 pids, 0 (the kernel)
+// left out.
 func decodePIDs(b []byte) []int32 {
 	out := make([]int32, 0, len(b)/4)
 	for ; len(b) >= 4; b = b[4:] {

@@ -1,14 +1,10 @@
 package procfiles
 
 // macOS: libproc through purego (no cgo), as gopsutil calls it. Each call
-// returns a byte count, or 0 (-1 for proc_listpids' sizing) with errno set,
-// which purego's SyscallN reads right after the call on the same thread.
-// Buffers are converted to uintptr in the SyscallN call itself, where
-// go:uintptrescapes keeps them alive and in place.
-//
-// proc_listpidspath(3) would walk the same descriptors, but it matches a
-// path stat'ed anew (not the identity the caller judged) and silently skips
-// the processes it cannot read: the walk here counts them.
+// returns a byte count, or 0 with errno set, which SyscallN reads on the
+// same thread; buffers are converted to uintptr in the SyscallN call itself
+// (go:uintptrescapes). Not proc_listpidspath(3): it matches a path stat'ed
+// anew, not the identity judged, and skips the processes it cannot read.
 
 import (
 	"context"
@@ -53,9 +49,8 @@ func load() error {
 	return lib.err
 }
 
-// listPIDs returns every process's pid (proc_listpids(PROC_ALL_PIDS)). The
-// kernel sizes its answer with room for 20 more; a full buffer may have
-// been cut short, and is asked again, larger.
+// listPIDs returns every process's pid (proc_listpids(PROC_ALL_PIDS)); a
+// full buffer may have been cut short, and is asked again, larger.
 func listPIDs() ([]int32, error) {
 	for extra := 64; extra <= 4096; extra *= 4 {
 		n, _, errno := purego.SyscallN(lib.listPIDs, procAllPIDs, 0, 0, 0)
@@ -74,9 +69,8 @@ func listPIDs() ([]int32, error) {
 	return nil, errors.New("proc_listpids: processes are being created faster than they can be listed")
 }
 
-// listFDs returns pid's descriptors (proc_pidinfo(PROC_PIDLISTFDS)). The
-// sizing call answers more than 0 for any process it may read, so its
-// errno is the error; after it, an empty list is an answer.
+// listFDs returns pid's descriptors (proc_pidinfo(PROC_PIDLISTFDS)); the
+// sizing call's errno is the error.
 func listFDs(pid int32) ([]fdEntry, error) {
 	for range 3 {
 		n, _, errno := purego.SyscallN(lib.pidInfo, uintptr(pid), procPIDListFDs, 0, 0, 0)
@@ -163,9 +157,7 @@ func openers(ctx context.Context, path string, want FileID) (found, error) {
 		case ctx.Err() != nil:
 			return found{}, ctx.Err()
 		case has:
-			// Read after the match: a start before the file was made is
-			// then the matched process's own (a pid is not reused while
-			// its process lives).
+			// Read after the match: then it is the matched process's start.
 			if start, err := startTime(pid); err == nil {
 				r.procs = append(r.procs, Process{PID: int(pid), Start: start})
 			}
@@ -202,21 +194,6 @@ func startTime(pid int32) (time.Time, error) {
 	return time.Unix(kp.Proc.P_starttime.Unix()), nil
 }
 
-func files(ctx context.Context, pid int) ([]OpenFile, error) {
-	if err := load(); err != nil {
-		return nil, err
-	}
-	var out []OpenFile
-	err := eachFile(ctx, int32(pid), make([]byte, vnodeFDInfoWithPathSize), func(f OpenFile) bool {
-		out = append(out, f)
-		return true
-	})
-	if err != nil {
-		err = fmt.Errorf("the open files of pid %d: %w", pid, err)
-	}
-	return out, err
-}
-
 func executable(pid int) (string, error) {
 	if err := load(); err != nil {
 		return "", err
@@ -229,9 +206,7 @@ func executable(pid int) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// nodev is NODEV: kinfo_proc's e_tdev when the process has no controlling
-// terminal.
-const nodev = -1
+const nodev = -1 // NODEV: e_tdev without a controlling terminal
 
 func terminal(pid int) (string, error) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)

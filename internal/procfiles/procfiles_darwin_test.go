@@ -4,8 +4,6 @@ package procfiles
 // real processes. They run on the macOS CI job (macos-latest).
 
 import (
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,42 +35,6 @@ func startOf(t *testing.T, pid int) time.Time {
 		t.Fatal(err)
 	}
 	return start
-}
-
-// TestFilesSelf: this process's descriptor on a file it opened, with the
-// file's identity and name.
-func TestFilesSelf(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "inuse.1.hold")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	id := fileID(t, path)
-	files, err := Files(context.Background(), os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, of := range files {
-		if of.FD == int(f.Fd()) {
-			found = sameDarwinFile(of.FileID, id) && filepath.Base(of.Path) == "inuse.1.hold"
-			t.Logf("fd %d: %+v", of.FD, of)
-		}
-	}
-	if !found {
-		t.Errorf("Files(self) has no fd %d on %s (%#x): %+v", f.Fd(), path, id, files)
-	}
-}
-
-func TestFilesGone(t *testing.T) {
-	cmd := exec.Command("/usr/bin/true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Files(context.Background(), cmd.Process.Pid); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("Files of an exited process: %v, want ESRCH", err)
-	}
 }
 
 func TestExecutable(t *testing.T) {

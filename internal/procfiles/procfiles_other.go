@@ -16,8 +16,6 @@ var errOther = fmt.Errorf("%w: reading other processes' files is implemented for
 
 func openers(ctx context.Context, path string, want FileID) (found, error) { return found{}, errOther }
 
-func files(ctx context.Context, pid int) ([]OpenFile, error) { return nil, errOther }
-
 func executable(pid int) (string, error) { return "", errOther }
 
 func terminal(pid int) (string, error) { return "", errOther }

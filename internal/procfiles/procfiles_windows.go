@@ -1,9 +1,8 @@
 package procfiles
 
 // Windows: the Restart Manager (rstrtmgr.dll) names the processes that
-// have a file open, each with its start time, without walking every handle
-// on the system as gopsutil's OpenFiles does. A session is started,
-// the file registered by name, the list read, the session ended.
+// have a file open, with their start times, without walking every handle
+// on the system as gopsutil's OpenFiles does.
 
 import (
 	"context"
@@ -24,9 +23,8 @@ var (
 	procRmEndSession        = rstrtmgr.NewProc("RmEndSession")
 )
 
-// errStub: Wine 8's Restart Manager answers every call with success and
-// lists nobody, which would read as "nobody has it open". A real one
-// always writes the new session's key; the stub never does.
+// errStub: Wine 8's Restart Manager lists nobody, which would read as
+// "nobody has it open"; unlike a real one, it writes no session key.
 var errStub = fmt.Errorf("%w: this system's Restart Manager is a stub (Wine's) that names no process, so who has a file open cannot be known", errors.ErrUnsupported)
 
 func openers(ctx context.Context, path string, want FileID) (found, error) {
@@ -82,10 +80,8 @@ func restartManagerList(path string) ([]Process, error) {
 	return nil, fmt.Errorf("RmGetList %s: more processes have it open than it will list", path)
 }
 
-// isFile checks that path is the file want: its volume serial number and
-// file index, read through a handle opened for attributes only (no sharing
-// mode refuses it, and it refuses nobody) and closed before the Restart
-// Manager looks, so that this process is not among those it finds.
+// isFile checks that path is the file want, through a handle opened for
+// attributes only and closed before the Restart Manager looks.
 func isFile(path string, want FileID) error {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
@@ -106,10 +102,6 @@ func isFile(path string, want FileID) error {
 		return fmt.Errorf("%s: %w", path, ErrChanged)
 	}
 	return nil
-}
-
-func files(ctx context.Context, pid int) ([]OpenFile, error) {
-	return nil, fmt.Errorf("%w: Windows lists a process's open files only by walking every handle on the system", errors.ErrUnsupported)
 }
 
 func executable(pid int) (string, error) {

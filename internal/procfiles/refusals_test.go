@@ -20,7 +20,6 @@ func TestRefusals(t *testing.T) {
 			}
 			return err
 		},
-		"Files":      func() error { _, err := Files(context.Background(), os.Getpid()); return err },
 		"Executable": func() error { _, err := Executable(os.Getpid()); return err },
 		"Terminal":   func() error { _, err := Terminal(os.Getpid()); return err },
 	}
@@ -28,9 +27,9 @@ func TestRefusals(t *testing.T) {
 	switch runtime.GOOS {
 	case "darwin":
 	case "windows":
-		refused = []string{"Files", "Executable", "Terminal"}
+		refused = []string{"Executable", "Terminal"}
 	default:
-		refused = []string{"Openers", "Files", "Executable", "Terminal"}
+		refused = []string{"Openers", "Executable", "Terminal"}
 	}
 	for name, call := range calls {
 		if err := call(); errors.Is(err, errors.ErrUnsupported) != slices.Contains(refused, name) {

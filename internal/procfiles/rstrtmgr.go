@@ -1,8 +1,7 @@
 package procfiles
 
-// Decoding the Restart Manager's records (<restartmanager.h>). It is built
-// on every system so that it is tested on recorded bytes everywhere; every
-// field is a fixed-width integer, the same on windows/amd64 and arm64.
+// Decoding the Restart Manager's records (<restartmanager.h>), built on
+// every system so that it is tested on recorded bytes everywhere.
 
 import (
 	"encoding/binary"
@@ -34,9 +33,8 @@ func decodeProcessInfo(b []byte, n int) ([]Process, error) {
 	return out, nil
 }
 
-// filetime converts a FILETIME (100 ns since 1601) as
-// x/sys/windows.Filetime.Nanoseconds does, so that it equals the start
-// time the engine reads with GetProcessTimes. Zero stays zero: unknown.
+// filetime converts a FILETIME (100 ns since 1601) as Filetime.Nanoseconds
+// does, as the engine's start times are; zero stays zero.
 func filetime(ft uint64) time.Time {
 	if ft == 0 {
 		return time.Time{}

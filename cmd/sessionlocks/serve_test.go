@@ -42,7 +42,9 @@ func e2eSession(t testing.TB, stateDir, id string, pids ...int) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws := fmt.Sprintf("id: %s\nname: %s\ncreated_at: 2026-01-01T10:00:00.000Z\nupdated_at: 2026-01-02T10:00:00.000Z\n", id, id)
+	// A working directory of this system's kind: on Windows a session that
+	// names none may be a WSL CLI's, whose young locks read unknown.
+	ws := fmt.Sprintf("id: %s\nname: %s\ncwd: %s\ncreated_at: 2026-01-01T10:00:00.000Z\nupdated_at: 2026-01-02T10:00:00.000Z\n", id, id, demoCWD("e2e"))
 	if err := os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(ws), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,9 @@ func writeSession(t testing.TB, dir, id string, pids []int) {
 	if err := os.MkdirAll(sd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// This system's kind of path: a POSIX one on Windows says WSL wrote it.
-	ws := fmt.Sprintf("id: %s\ncwd: %s\nname: session %s\ncreated_at: 2026-01-01T10:00:00.000Z\nupdated_at: 2026-01-02T10:00:00.000Z\n", id, filepath.FromSlash("/home/dev/"+id), id)
+	// This system's kind of path, absolute: on Windows a POSIX one says WSL
+	// wrote it, and one without a drive says nothing.
+	ws := fmt.Sprintf("id: %s\ncwd: %s\nname: session %s\ncreated_at: 2026-01-01T10:00:00.000Z\nupdated_at: 2026-01-02T10:00:00.000Z\n", id, filepath.VolumeName(os.TempDir())+filepath.FromSlash("/home/dev/"+id), id)
 	if err := os.WriteFile(filepath.Join(sd, "workspace.yaml"), []byte(ws), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -140,9 +140,9 @@ func newSession(t testing.TB, stateDir, id string) string {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// The working directory is this system's kind of path: a POSIX one on
-	// Windows says the session was written by WSL.
-	yaml := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: cli\nname: Session %s\nuser_named: false\nsummary_count: 0\nfork_count: 0\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-21T10:00:00.000Z\n", id, filepath.FromSlash("/home/dev/"+id), id)
+	// This system's kind of path, absolute: on Windows a POSIX one says WSL
+	// wrote it, and one without a drive says nothing.
+	yaml := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: cli\nname: Session %s\nuser_named: false\nsummary_count: 0\nfork_count: 0\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-21T10:00:00.000Z\n", id, filepath.VolumeName(os.TempDir())+filepath.FromSlash("/home/dev/"+id), id)
 	if err := os.WriteFile(filepath.Join(dir, "workspace.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

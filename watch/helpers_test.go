@@ -241,8 +241,9 @@ func mkSession(t testing.TB, dir, id, name string) string {
 	if err := os.MkdirAll(sd, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	// This system's kind of path: a POSIX one on Windows says WSL wrote it.
-	ws := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: test\nname: %s\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-20T10:00:00.000Z\n", id, filepath.FromSlash("/tmp/"+id), name)
+	// This system's kind of path, absolute: on Windows a POSIX one says WSL
+	// wrote it, and one without a drive says nothing.
+	ws := fmt.Sprintf("id: %s\ncwd: %s\nclient_name: test\nname: %s\ncreated_at: 2026-11-20T10:00:00.000Z\nupdated_at: 2026-11-20T10:00:00.000Z\n", id, filepath.VolumeName(os.TempDir())+filepath.FromSlash("/tmp/"+id), name)
 	if err := os.WriteFile(filepath.Join(sd, "workspace.yaml"), []byte(ws), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,13 @@ type loop struct {
 }
 
 // pollShare: poll mode lists no more often than every pollShare times what
-// a listing takes (0.5% of the time), for a laptop's battery; exits are
-// still pushed at once.
-const pollShare = 200
+// a listing takes (0.5% of the time), for a laptop's battery, yet at least
+// every maxPollGap, so that a change shows within seconds however slow the
+// disk; exits are still pushed at once.
+const (
+	pollShare  = 200
+	maxPollGap = 3 * time.Second
+)
 
 func newLoop(w *Watcher, notify func(Change)) *loop {
 	l := &loop{
@@ -145,7 +149,7 @@ func (l *loop) onTick() {
 	l.pollProcs()
 	switch {
 	case l.mode == ModePoll:
-		l.rescan = l.rescan || time.Since(l.listedAt) >= pollShare*l.listCost
+		l.rescan = l.rescan || time.Since(l.listedAt) >= min(pollShare*l.listCost, maxPollGap)
 	case l.files.replaced():
 		l.w.log.Info("the state directory came, went or was replaced; listing every session", "dir", l.w.dir)
 		l.rescan, l.dropAll = true, true

@@ -205,7 +205,8 @@ func testSharedStateDir(t *testing.T, dir, elsewhere string, opts sessionlocks.O
 }
 
 // TestPollListsAtMostAShareOfTheTime: where listing every session takes
-// long (many thousands of them), poll mode spaces its listings out.
+// long (many thousands of them), poll mode spaces its listings out, up to
+// maxPollGap.
 func TestPollListsAtMostAShareOfTheTime(t *testing.T) {
 	w, err := New(sessionlocks.New(sessionlocks.Options{StateDir: t.TempDir()}), Options{Mode: ModePoll})
 	if err != nil {
@@ -220,6 +221,7 @@ func TestPollListsAtMostAShareOfTheTime(t *testing.T) {
 		{time.Millisecond, time.Second, true},
 		{40 * time.Millisecond, time.Second, false},
 		{40 * time.Millisecond, 8 * time.Second, true},
+		{time.Second, maxPollGap, true}, // a slow disk still shows a change within seconds
 	} {
 		l.rescan, l.listCost, l.listedAt = false, c.cost, time.Now().Add(-c.since)
 		if l.onTick(); l.rescan != c.want {

@@ -15,6 +15,8 @@ import (
 func detail(f *facts, v Verdict, r Reason) string {
 	hold, lock := holdFileName(f.pid), lockFileName(f.pid)
 	switch {
+	case f.statErr != nil:
+		return fmt.Sprintf("The files of pid %d's lock could not be examined (%v), so they are left alone.", f.pid, f.statErr)
 	case f.lock.exists() && !isRegular(f.lock):
 		return fmt.Sprintf("%s is a %s, not a regular file, so it was not opened; it is left alone.", lock, kindOf(f.lock))
 	case f.holdSeen:

@@ -38,7 +38,7 @@ func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
 // younger than the settle window outside the operation lock: a probe's
 // flock between a CLI's creating it and locking it makes the CLI fail.
 func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
-	*f = facts{pid: r.pid, lock: r.lock, hold: r.hold, settle: e.settle, opLocked: o.opLocked,
+	*f = facts{pid: r.pid, lock: r.lock, hold: r.hold, statErr: r.err, settle: e.settle, opLocked: o.opLocked,
 		sharedFS: o.sharedFS, nestedNS: o.nestedNS, otherOS: o.otherOS, unsure: o.unsure}
 	f.written = r.lock.modTime()
 	if !r.lock.exists() {
@@ -50,7 +50,7 @@ func (e *Engine) gather(r lockRef, o *judgeOpts, f *facts) {
 		f.boot = boot
 	}
 	f.tol = e.tolerance(boot, err)
-	if r.lock.exists() && !isRegular(r.lock) {
+	if r.err != nil || r.lock.exists() && !isRegular(r.lock) {
 		return
 	}
 	f.proc = readProc(r.pid)

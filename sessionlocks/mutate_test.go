@@ -407,3 +407,25 @@ func TestClockStepWidensTheTolerance(t *testing.T) {
 		t.Fatalf("after a clock step a 3 s margin still judged %s: %s", s.Holders[0].Reason, s.Holders[0].Detail)
 	}
 }
+
+// TestSetAsideNeverReplaces: a file an earlier removal of this process set
+// aside, and could not put back, is never replaced by the next removal of
+// the same name (which would unlink it unrecovered).
+func TestSetAsideNeverReplaces(t *testing.T) {
+	dir := t.TempDir()
+	lock := writeLock(t, dir, 4242, time.Time{})
+	earlier := filepath.Join(dir, asideName(lockFileName(4242)))
+	if err := os.WriteFile(earlier, []byte("earlier\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, err := lstatID(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openDirStat(dir)
+	defer st.close()
+	err = st.remove(lockFileName(4242), id)
+	if b, _ := os.ReadFile(earlier); string(b) != "earlier\n" || err == nil || !strings.Contains(err.Error(), "still set aside") || !exists(lock) {
+		t.Fatalf("remove: %v; the earlier set-aside file reads %q; the lock exists: %v", err, b, exists(lock))
+	}
+}

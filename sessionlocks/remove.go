@@ -28,8 +28,11 @@ func (d dirStat) remove(name string, want fileID) error {
 	path := filepath.Join(d.dir, name)
 	aside := asideName(name)
 	if err := d.setAside(name, aside); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			err = fs.ErrNotExist
+		case errors.Is(err, fs.ErrExist):
+			err = fmt.Errorf("an earlier removal's file is still set aside as %s, which the next listing recovers", aside)
 		}
 		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}

@@ -12,8 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setAside renames name to aside; aside is a name no other process makes.
-func (d dirStat) setAside(name, aside string) error { return unix.Renameat(d.fd, name, d.fd, aside) }
+// setAside renames name to aside, failing rather than replace a file an
+// earlier removal of this process left there.
+func (d dirStat) setAside(name, aside string) error { return renameExclAt(d.fd, name, aside) }
 
 // restore renames from to to, failing rather than replace a file at to.
 func (d dirStat) restore(from, to string) error { return renameExclAt(d.fd, from, to) }

@@ -12,6 +12,7 @@ type facts struct {
 	pid     int
 	lock    fileID // the .lock; zero for an orphan .hold
 	hold    fileID // the .hold, a regular file; zero when there is none
+	statErr error  // the lock files could not be lstat'ed
 	written time.Time
 	age     time.Duration // now - written
 
@@ -96,8 +97,8 @@ func (f *facts) pidStale() Reason {
 // decide applies the rules, in order. It may err toward "live", never
 // toward "stale". See docs/judging.md.
 func decide(f *facts) (Verdict, Reason) {
-	if f.lock.exists() && !isRegular(f.lock) {
-		return Unknown, ReasonUnprobeable // a link, FIFO or directory named like a lock: never opened
+	if f.statErr != nil || f.lock.exists() && !isRegular(f.lock) {
+		return Unknown, ReasonUnprobeable // unseen, or a link, FIFO or directory named like a lock: never opened
 	}
 	// Rule 1: the kernel lock on the .hold, the strongest evidence there is.
 	if f.holdSeen || f.holdTable {

@@ -34,6 +34,7 @@ func TestDecide(t *testing.T) {
 		r    Reason
 	}{
 		{"a FIFO named like a lock", func(f *facts) { f.lock = fileID{mode: uint32(fs.ModeNamedPipe)} }, Unknown, ReasonUnprobeable},
+		{"lock files that could not be examined", func(f *facts) { f.lock, f.statErr = fileID{}, fs.ErrPermission }, Unknown, ReasonUnprobeable},
 		{"1: .hold held, seen in the holder's own descriptors", func(f *facts) { f.hold, f.holdSeen = reg, true }, Live, ReasonHoldLocked},
 		{"1: .hold held, seen in the machine's lock table", func(f *facts) { f.hold, f.holdTable = reg, true }, Live, ReasonHoldLocked},
 		{"1: .hold held, probed", func(f *facts) { f.hold, f.probe = reg, held }, Live, ReasonHoldLocked},

@@ -185,6 +185,7 @@ type lockRef struct {
 	pid       int
 	lock      fileID // zero if there is no .lock
 	hold      fileID // zero if there is no .hold, or it is not a regular file
+	err       error  // its files could not be lstat'ed (out of descriptors, say): never "gone"
 }
 
 func (r lockRef) lockPath() string { return filepath.Join(r.dir, lockFileName(r.pid)) }
@@ -195,7 +196,10 @@ func (r lockRef) holdPath() string { return filepath.Join(r.dir, holdFileName(r.
 func refAt(id, dir string, files []lockFile, i int, st dirStat) (lockRef, bool) {
 	r := lockRef{sessionID: id, dir: dir, pid: int(files[i].pid)}
 	for j := i; j < len(files) && files[j].pid == files[i].pid; j++ {
-		fid, _ := st.lstat(files[j].name()) // gone since the read: a zero fileID
+		fid, err := st.lstat(files[j].name()) // gone since the read: a zero fileID
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && r.err == nil {
+			r.err = err
+		}
 		if files[j].hold {
 			r.hold = fid
 		} else {
@@ -205,5 +209,5 @@ func refAt(id, dir string, files []lockFile, i int, st dirStat) (lockRef, bool) 
 	if r.hold.exists() && !isRegular(r.hold) {
 		r.hold = fileID{} // a FIFO or link named like a .hold: no CLI made it
 	}
-	return r, r.lock.exists() || r.hold.exists()
+	return r, r.lock.exists() || r.hold.exists() || r.err != nil
 }

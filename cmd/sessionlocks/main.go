@@ -31,7 +31,7 @@ var commands = map[string]command{
 	"explain":  {"say why one session is in use, stale or unknown, and what you can do", runExplain},
 	"call":     {"run one JSON-RPC request in-process and print the result", runCall},
 	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL},
-	"schema":   {"print the protocol's OpenRPC document (or its JSON Schema)", runSchema},
+	"schema":   {"print the protocol's OpenRPC document", runSchema},
 	"version":  {"print the version, Go version and platform", runVersion},
 	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI},
 }

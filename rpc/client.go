@@ -66,8 +66,7 @@ func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
 		Logger:         log,
 		Trace:          opts.Trace,
 	})
-	// The server's notifications are handed on; a request from it is told
-	// the client has no methods.
+	// The server's notifications are handed on; its requests are refused.
 	h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 		if !req.Notif {
 			return nil, &Error{Code: CodeMethodNotFound, Message: "the client has no methods"}

@@ -42,7 +42,7 @@ func startDirs(w *Watcher) (*dirs, error) {
 		read:    make(chan struct{}),
 		watched: map[string]bool{},
 	}
-	d.pending = newPending(d.dir)
+	d.pending = &pending{dir: d.dir, wake: make(chan struct{}, 1), ids: map[string]bool{}}
 	d.add = func(path string) error { return fsw.AddWith(path, fsnotify.WithBufferSize(windowsBuffer)) }
 	if w.testHookAdd != nil {
 		d.add = w.testHookAdd
@@ -102,7 +102,9 @@ func (d *dirs) watchAll() error {
 func (d *dirs) watchState() error {
 	fi, ok := statDir(d.dir)
 	if d.state != nil && (!ok || !os.SameFile(d.state, fi)) {
-		d.unwatchAll()
+		for id := range d.watched {
+			d.unwatch(id)
+		}
 		d.fsw.Remove(d.dir) // the old directory's watch
 		d.state = nil
 	}
@@ -143,12 +145,6 @@ func (d *dirs) unwatch(id string) {
 	if d.watched[id] {
 		delete(d.watched, id)
 		d.fsw.Remove(filepath.Join(d.dir, id)) // fails if the kernel dropped it already
-	}
-}
-
-func (d *dirs) unwatchAll() {
-	for id := range d.watched {
-		d.unwatch(id)
 	}
 }
 

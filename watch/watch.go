@@ -12,6 +12,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,9 +126,6 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	st := e.Status()
 	if mode == ModeAuto {
 		mode = autoMode(runtime.GOOS)
@@ -145,7 +143,7 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		mode:           mode,
 		note:           note,
 		interval:       opts.PollInterval,
-		log:            opts.Logger.With("component", "watch"),
+		log:            cmp.Or(opts.Logger, slog.Default()).With("component", "watch"),
 		started:        make(chan struct{}),
 		newExitWatcher: newExitWatcher,
 	}

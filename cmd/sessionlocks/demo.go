@@ -18,14 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/copilot-ide/sessionlocks/internal/fakecli"
 	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
-
-func runFakeCLI(args []string, stdout, stderr io.Writer) int {
-	return fakecli.Run(args, stdout, stderr)
-}
 
 type demo struct {
 	root, stateDir string

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/copilot-ide/sessionlocks/internal/escape"
+	"github.com/copilot-ide/sessionlocks/internal/fakecli"
 )
 
 // A command is one subcommand, each in its own file.
@@ -33,7 +34,7 @@ var commands = map[string]command{
 	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL},
 	"schema":   {"print the protocol's OpenRPC document", runSchema},
 	"version":  {"print the version, Go version and platform", runVersion},
-	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI},
+	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", fakecli.Run},
 }
 
 func main() {

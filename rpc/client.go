@@ -39,12 +39,9 @@ type ClientOptions struct {
 	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
-// A Client is a jsonrpc2.Conn over the codec the server uses (so that it
-// reads either framing and skips what is not a valid message), with what
-// the Conn leaves to its user added to Call: ids from 1, $/cancelRequest
-// when a call's ctx ends, and the answer that comes after that, to
-// OnLateAnswer. Closing it closes the byte stream: a child started with
-// DialCommand sees its stdin end, which makes `serve` exit.
+// A Client is a jsonrpc2.Conn over the server's codec (either framing, bad
+// messages skipped) with ids and cancellation added to Call. Closing it
+// closes the byte stream: a `serve` started with DialCommand then exits.
 type Client struct {
 	*jsonrpc2.Conn
 	log    *slog.Logger

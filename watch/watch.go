@@ -1,14 +1,9 @@
 // Package watch pushes the changes of the Copilot CLI's sessions: file
-// events in the state directory, holder processes' exits and the ends of
-// settle windows mark sessions dirty; after a short debounce the dirty
-// sessions are invalidated in the engine, listed again, compared with what
-// was last pushed, and what differs is pushed as one Change. A missed event
-// only delays a push: the engine checks every session against the disk.
-//
-// Notify mode learns of file changes from fsnotify on the state dir and on
-// every session dir; poll mode lists every session each interval. Holder
-// exits are events in both: a pidfd (Linux), kqueue (macOS), a process
-// handle (Windows), a once-a-second look elsewhere.
+// events (fsnotify in notify mode; a listing each interval in poll mode),
+// holder processes' exits and the ends of settle windows mark sessions
+// dirty; after a short debounce they are listed again, and what differs from
+// the last push is pushed as one Change. A missed event only delays a push:
+// the engine checks every session against the disk.
 package watch
 
 import (

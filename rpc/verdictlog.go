@@ -1,9 +1,8 @@
 package rpc
 
-// Logging the verdicts the server gives, so that "why was this session
-// refused?" is answered by the log at info: a line per holder with session,
-// pid, verdict and reason. Bounded: a session may have 100,000 holders and
-// one change may name thousands of sessions.
+// Logging the verdicts the server gives, so that the log at info answers "why
+// was this session refused?"; bounded, since a session may have 100,000
+// holders and one change may name thousands of sessions.
 
 import (
 	"fmt"

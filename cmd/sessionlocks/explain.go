@@ -1,9 +1,8 @@
 package main
 
-// `sessionlocks explain ID`: why one session is judged as it is, for the
-// person whose IDE keeps asking to force resume. Per holder the verdict,
-// the evidence, who started it and where it runs, the rule that decided
-// and what the user can do, from the judgement canResume answers from.
+// `sessionlocks explain ID`: for the person whose IDE keeps asking to force
+// resume, why one session is judged as it is (canResume's judgement), holder
+// by holder, and what they can do.
 
 import (
 	"cmp"

@@ -85,10 +85,9 @@ func newFlags(name, text string) *flag.FlagSet {
 }
 
 // parseFlags parses a command's arguments, flags anywhere among them (see
-// parseArgs), and says whether the command is done, with what exit code.
-// Help asked for (-h, --help) goes to stdout with 0; after a mistake the
-// error (escaped: it echoes what was typed) and the usage go to stderr
-// with 2.
+// parseArgs), and says whether the command is done, with what exit code:
+// help asked for goes to stdout with 0; a mistake (escaped: it echoes what
+// was typed) and the usage go to stderr with 2.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
 	fs.SetOutput(io.Discard) // the flag package would print the error raw
 	pos, err := parseArgs(fs, args)

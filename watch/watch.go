@@ -118,9 +118,6 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	if opts.PollInterval < 0 {
 		return nil, fmt.Errorf("watch: negative poll interval %v", opts.PollInterval)
 	}
-	if opts.PollInterval == 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
 	st := e.Status()
 	if mode == ModeAuto {
 		mode = autoMode(runtime.GOOS)
@@ -137,7 +134,7 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		settle:         st.Settle,
 		mode:           mode,
 		note:           note,
-		interval:       opts.PollInterval,
+		interval:       cmp.Or(opts.PollInterval, DefaultPollInterval),
 		log:            cmp.Or(opts.Logger, slog.Default()).With("component", "watch"),
 		started:        make(chan struct{}),
 		newExitWatcher: newExitWatcher,

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os/exec"
 	"sync/atomic"
 
@@ -152,8 +151,3 @@ func ReadWriteCloser(r io.ReadCloser, w io.WriteCloser) io.ReadWriteCloser {
 type closeFunc func() error
 
 func (f closeFunc) Close() error { return f() }
-
-// Pipe returns the two ends of an in-memory connection, for running a
-// Server and a Client in one process (`sessionlocks call`, tests). Closing
-// one end makes the other's reads end with io.EOF.
-func Pipe() (a, b io.ReadWriteCloser) { return net.Pipe() }

@@ -1,8 +1,7 @@
 package watch
 
-// Notify mode's watches: fsnotify on the state dir and on every session
-// dir; the check that the state dir is still the directory watched; and
-// the fall back to poll mode when a watch cannot be added.
+// Notify mode's watches: fsnotify on the state dir and every session dir,
+// the check that the state dir is still the one watched, and the fall back.
 
 import (
 	"errors"

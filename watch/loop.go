@@ -1,8 +1,7 @@
 package watch
 
-// The loop: the state of one Run, and the select that gathers file events,
-// process exits, settle ends and ticks into dirty sessions, flushed after
-// the debounce.
+// The loop: the state of one Run, and the select that turns file events,
+// exits, settle ends and ticks into dirty sessions, flushed after a debounce.
 
 import (
 	"context"

@@ -1,8 +1,7 @@
 package watch
 
-// Processes and settle windows: the exits of the processes a session's
-// holders name (awaited, or polled), and the end of each starting holder's
-// settle window, make the session dirty.
+// Processes and settle windows: a holder's process exiting (awaited, or
+// polled) or its settle window ending makes its session dirty.
 
 import (
 	"errors"

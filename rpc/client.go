@@ -51,12 +51,9 @@ type Client struct {
 // NewClient returns a client over rwc (for example a child's stdout and
 // stdin; see DialCommand). Closing the client closes rwc.
 func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
-	if opts.Framing == FramingAuto {
-		opts.Framing = FramingHeader
-	}
 	log := cmp.Or(opts.Logger, slog.Default())
 	stream := NewStream(rwc, StreamOptions{
-		Framing:        opts.Framing,
+		Framing:        cmp.Or(opts.Framing, FramingHeader),
 		MaxMessageSize: 1 << 30, // a listing of many thousands of sessions is large
 		Client:         true,
 		Logger:         log,

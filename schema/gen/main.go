@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,10 +205,6 @@ func descriptors(s *jsonschema.Schema) []contentDescriptor {
 	if s.Properties == nil {
 		return ds
 	}
-	required := map[string]bool{}
-	for _, r := range s.Required {
-		required[r] = true
-	}
 	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
 		// The description moves to the descriptor rather than appear twice.
 		schema := *p.Value
@@ -215,7 +212,7 @@ func descriptors(s *jsonschema.Schema) []contentDescriptor {
 		ds = append(ds, contentDescriptor{
 			Name:        p.Key,
 			Description: p.Value.Description,
-			Required:    required[p.Key],
+			Required:    slices.Contains(s.Required, p.Key),
 			Schema:      &schema,
 		})
 	}

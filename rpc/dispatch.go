@@ -2,12 +2,10 @@ package rpc
 
 // Dispatch: which request runs when, and its answer sent through the
 // jsonrpc2.Conn. Handle runs on jsonrpc2's read loop and never waits for a
-// request to finish, so that however many requests wait (reclaims behind an
-// operation lock another process holds, answers to a client that stopped
-// reading), stdin EOF, $/cancelRequest and status are still read and acted
-// on. Requests beyond maxRunning wait in a queue that holds their message
-// only, no goroutine; only a client that has sent more than maxQueuedBytes
-// of requests nobody has started is made to wait.
+// request, so that stdin EOF, $/cancelRequest and status are acted on however
+// many requests wait (behind another process's operation lock, or on a client
+// that stopped reading). Requests beyond maxRunning are queued as messages,
+// not goroutines; only a client past maxQueuedBytes of them is made to wait.
 
 import (
 	"context"

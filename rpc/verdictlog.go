@@ -18,7 +18,6 @@ const (
 	maxLoggedSessions = 20 // the sessions of one change with lines; the rest get one line
 )
 
-// logVerdicts logs s's verdicts under msg.
 func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
 	if len(s.Holders) == 0 {
 		log.Info(msg, "session", s.ID, "state", s.State)

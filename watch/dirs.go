@@ -58,7 +58,6 @@ func (d *dirs) close() {
 	<-d.read
 }
 
-// count is the number of directories watched.
 func (d *dirs) count() int {
 	n := len(d.watched)
 	if d.state != nil {

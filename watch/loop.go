@@ -130,7 +130,6 @@ func (l *loop) run(ctx context.Context) error {
 	}
 }
 
-// tickEvery is the tick's period in the mode in force.
 func (l *loop) tickEvery() time.Duration {
 	if l.mode == ModePoll {
 		return l.w.interval
@@ -209,7 +208,6 @@ func (l *loop) holdOff(now time.Time) time.Duration {
 	return min(debounce-quiet, left)
 }
 
-// publish copies the loop's state into Stats.
 func (l *loop) publish() {
 	dirs := 0
 	if l.files != nil {

@@ -205,7 +205,6 @@ func (d *demo) startHolder(id string) (*exec.Cmd, int, error) {
 	return cmd, pid, nil
 }
 
-// cleanup ends the holders and removes everything the demo made.
 func (d *demo) cleanup() {
 	for _, h := range d.holders {
 		h.Process.Kill()

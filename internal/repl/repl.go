@@ -161,7 +161,6 @@ func (r *repl) handleInterrupts() <-chan struct{} {
 	return quit
 }
 
-// fail prints an error line and remembers that something failed.
 func (r *repl) fail(msg string) {
 	r.failed.Store(true)
 	r.out.print(r.out.line(sgrError, msg))

@@ -1,10 +1,8 @@
 package main
 
-// `repl --demo`: a throwaway state dir with one session of every verdict,
-// made of real things: a real process holding a real flock, a real
-// SIGKILLed one, a lock naming a live process that is not the one that
-// wrote it. The process that plays the CLI is this binary's `_fakecli`, run
-// from where npm puts the real CLI, so that it is recognised as the CLI.
+// `repl --demo`: a throwaway state dir with one session of every verdict, made
+// of real processes, files and flocks. The CLI is this binary's `_fakecli`,
+// run from where npm puts the real CLI, so that it is recognised as the CLI.
 
 import (
 	"errors"

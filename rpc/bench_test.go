@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -74,7 +75,7 @@ func BenchmarkListSessions1000(b *testing.B) {
 func BenchmarkListSessionsWire(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			serverEnd, clientEnd := Pipe()
+			serverEnd, clientEnd := net.Pipe()
 			defer clientEnd.Close()
 			opts, _ := benchServer(b, n)
 			go NewServer(opts).Serve(context.Background(), serverEnd)

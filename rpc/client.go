@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os/exec"
 	"sync/atomic"
 
@@ -39,12 +38,9 @@ type ClientOptions struct {
 	OnLateAnswer func(method string, result json.RawMessage, err *Error)
 }
 
-// A Client is a jsonrpc2.Conn over the codec the server uses (so that it
-// reads either framing and skips what is not a valid message), with what
-// the Conn leaves to its user added to Call: ids from 1, $/cancelRequest
-// when a call's ctx ends, and the answer that comes after that, to
-// OnLateAnswer. Closing it closes the byte stream: a child started with
-// DialCommand sees its stdin end, which makes `serve` exit.
+// A Client is a jsonrpc2.Conn over the server's codec (either framing, bad
+// messages skipped) with ids and cancellation added to Call. Closing it
+// closes the byte stream: a `serve` started with DialCommand then exits.
 type Client struct {
 	*jsonrpc2.Conn
 	log    *slog.Logger
@@ -55,19 +51,15 @@ type Client struct {
 // NewClient returns a client over rwc (for example a child's stdout and
 // stdin; see DialCommand). Closing the client closes rwc.
 func NewClient(rwc io.ReadWriteCloser, opts ClientOptions) *Client {
-	if opts.Framing == FramingAuto {
-		opts.Framing = FramingHeader
-	}
 	log := cmp.Or(opts.Logger, slog.Default())
 	stream := NewStream(rwc, StreamOptions{
-		Framing:        opts.Framing,
+		Framing:        cmp.Or(opts.Framing, FramingHeader),
 		MaxMessageSize: 1 << 30, // a listing of many thousands of sessions is large
 		Client:         true,
 		Logger:         log,
 		Trace:          opts.Trace,
 	})
-	// The server's notifications are handed on; a request from it is told
-	// the client has no methods.
+	// The server's notifications are handed on; its requests are refused.
 	h := jsonrpc2.HandlerWithError(func(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
 		if !req.Notif {
 			return nil, &Error{Code: CodeMethodNotFound, Message: "the client has no methods"}
@@ -156,8 +148,3 @@ func ReadWriteCloser(r io.ReadCloser, w io.WriteCloser) io.ReadWriteCloser {
 type closeFunc func() error
 
 func (f closeFunc) Close() error { return f() }
-
-// Pipe returns the two ends of an in-memory connection, for running a
-// Server and a Client in one process (`sessionlocks call`, tests). Closing
-// one end makes the other's reads end with io.EOF.
-func Pipe() (a, b io.ReadWriteCloser) { return net.Pipe() }

@@ -2,12 +2,10 @@ package rpc
 
 // Dispatch: which request runs when, and its answer sent through the
 // jsonrpc2.Conn. Handle runs on jsonrpc2's read loop and never waits for a
-// request to finish, so that however many requests wait (reclaims behind an
-// operation lock another process holds, answers to a client that stopped
-// reading), stdin EOF, $/cancelRequest and status are still read and acted
-// on. Requests beyond maxRunning wait in a queue that holds their message
-// only, no goroutine; only a client that has sent more than maxQueuedBytes
-// of requests nobody has started is made to wait.
+// request, so that stdin EOF, $/cancelRequest and status are acted on however
+// many requests wait (behind another process's operation lock, or on a client
+// that stopped reading). Requests beyond maxRunning are queued as messages,
+// not goroutines; only a client past maxQueuedBytes of them is made to wait.
 
 import (
 	"context"
@@ -44,8 +42,7 @@ type handler struct {
 	running map[jsonrpc2.ID]*inflight // requests started or queued, by id
 	queue   []*inflight               // requests waiting to start, in order
 	queued  int                       // their size (see maxQueuedBytes)
-	active  int                       // requests running, quick ones aside
-	quick   int                       // quick requests running
+	active  map[bool]int              // requests running, quick (true) and the others apart
 	room    *sync.Cond                // signalled when the queue shrinks
 
 	// answers holds a place for each answer computed and not yet written,
@@ -109,7 +106,7 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 	defer h.mu.Unlock()
 	h.running[req.ID] = f
 	// A quick request passes the queue; the others keep their order.
-	if (f.quick || len(h.queue) == 0) && h.hasRoom(f) {
+	if (f.quick || len(h.queue) == 0) && h.active[f.quick] < maxRunning {
 		h.start(f)
 		return
 	}
@@ -121,22 +118,10 @@ func (h *handler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2
 	h.queued += f.size
 }
 
-// hasRoom reports whether f may start now; h.mu is held.
-func (h *handler) hasRoom(f *inflight) bool {
-	if f.quick {
-		return h.quick < maxRunning
-	}
-	return h.active < maxRunning
-}
-
 // start runs f on a goroutine of its own (in order, with
 // Options.sequential); h.mu is held.
 func (h *handler) start(f *inflight) {
-	if f.quick {
-		h.quick++
-	} else {
-		h.active++
-	}
+	h.active[f.quick]++
 	h.wg.Add(1)
 	run := func() {
 		defer h.wg.Done()
@@ -160,12 +145,8 @@ func (h *handler) finish(f *inflight) {
 	if h.running[f.req.ID] == f {
 		delete(h.running, f.req.ID)
 	}
-	if f.quick {
-		h.quick--
-	} else {
-		h.active--
-	}
-	for len(h.queue) > 0 && h.hasRoom(h.queue[0]) {
+	h.active[f.quick]--
+	for len(h.queue) > 0 && h.active[h.queue[0].quick] < maxRunning {
 		g := h.queue[0]
 		h.queue[0] = nil
 		h.queue = h.queue[1:]
@@ -197,7 +178,7 @@ func (h *handler) cancelRequest(req *jsonrpc2.Request) {
 	}
 	h.s.log.Debug("cancelling request", "id", p.ID.String())
 	f.cancel()
-	if f.queued && h.quick < maxRunning {
+	if f.queued && h.active[true] < maxRunning {
 		// Never started: it starts now, beside the others, only to answer
 		// "cancelled" (see serve). With no room among the quick ones (a
 		// client that does not read their answers), it keeps its place in

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 // by hand, newline-delimited; log collects the server's logs.
 func rawServer(t *testing.T, mu *sync.Mutex, log *bytes.Buffer) (send func(string), recv func() []byte) {
 	t.Helper()
-	serverEnd, clientEnd := Pipe()
+	serverEnd, clientEnd := net.Pipe()
 	opts := Options{Engine: engineFor(t.TempDir()), Logger: discardLog}
 	if log != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(lockedWriter{mu, log}, nil))

@@ -3,10 +3,8 @@ package rpc
 // Params are decoded member by member: encoding/json alone matches member
 // names case-insensitively ({"sessionID": ...} would fill SessionID) and its
 // errors say neither which element of an array was wrong nor what was sent.
-// Here every member name must match a json tag exactly, every field without
-// omitempty is required (as in the generated schema), and each error names
-// the path of the offending value. Params are flat: a field's value is
-// decoded by encoding/json, an array's element by element.
+// Here names match json tags exactly, fields without omitempty are required
+// (as in the schema), and each error names the offending value's path.
 
 import (
 	"bytes"

@@ -27,22 +27,16 @@ func (r *rateLimit) warn(log warner, kind, msg string, args ...any) {
 	now := time.Now()
 	if since := now.Sub(r.last[kind]); since < time.Second {
 		if r.held[kind]++; r.held[kind] == 1 {
-			time.AfterFunc(time.Second-since, func() { r.flush(log, kind, msg) })
+			time.AfterFunc(time.Second-since, func() {
+				r.mu.Lock()
+				n := r.held[kind]
+				r.held[kind], r.last[kind] = 0, time.Now()
+				r.mu.Unlock()
+				log.Warn(msg+" (more alike, held back)", "alikeSuppressed", n)
+			})
 		}
 		return
 	}
 	r.last[kind] = now
 	log.Warn(msg, args...)
-}
-
-// flush logs how many warnings of kind were held back.
-func (r *rateLimit) flush(log warner, kind, msg string) {
-	r.mu.Lock()
-	n := r.held[kind]
-	r.held[kind] = 0
-	r.last[kind] = time.Now()
-	r.mu.Unlock()
-	if n > 0 {
-		log.Warn(msg+" (more alike, held back)", "alikeSuppressed", n)
-	}
 }

@@ -102,7 +102,7 @@ func NewServer(opts Options) *Server {
 func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, answers: make(chan struct{}, maxAnswers)}
+	h := &handler{s: s, running: map[jsonrpc2.ID]*inflight{}, active: map[bool]int{}, answers: make(chan struct{}, maxAnswers)}
 	h.room = sync.NewCond(&h.mu)
 	stream := NewStream(rwc, StreamOptions{
 		MaxMessageSize: s.opts.MaxMessageSize,

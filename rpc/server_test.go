@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -63,7 +64,7 @@ func connect(t testing.TB, opts Options, copts ClientOptions) *Client {
 	if copts.Logger == nil {
 		copts.Logger = discardLog
 	}
-	serverEnd, clientEnd := Pipe()
+	serverEnd, clientEnd := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- NewServer(opts).Serve(ctx, serverEnd) }()

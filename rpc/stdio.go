@@ -8,12 +8,10 @@ import (
 	"os"
 )
 
-// Stdio returns the process's standard input and original standard output
-// as one stream for Serve, and makes sure nothing else can write to that
-// output again: os.Stdout, and where the platform allows the descriptor
-// itself, now lead to standard error. A stray fmt.Println (ours or a
-// dependency's) then lands in the log instead of corrupting the protocol.
-// Call it once, before anything else writes to stdout.
+// Stdio returns standard input and the original standard output as one
+// stream for Serve, and points os.Stdout (and where it can, the descriptor)
+// at standard error: a stray fmt.Println lands in the log instead of
+// corrupting the protocol. Call it once, before anything writes to stdout.
 func Stdio() (io.ReadWriteCloser, error) {
 	out, err := takeStdout()
 	if err != nil {

@@ -37,11 +37,8 @@ type StreamOptions struct {
 	onEOF func()
 }
 
-// A Stream is a jsonrpc2.ObjectStream over a byte stream, hardened for a
-// peer that may send anything. jsonrpc2.Conn closes the connection when
-// ReadObject returns an error, so ReadObject returns one only when the byte
-// stream itself fails or ends; malformed, oversize or invalid messages are
-// answered here (on the server end) and reading goes on.
+// A Stream is a jsonrpc2.ObjectStream over a byte stream. ReadObject fails
+// only when the byte stream fails or ends: jsonrpc2.Conn closes on an error.
 type Stream struct {
 	rwc  io.ReadWriteCloser
 	in   frameReader

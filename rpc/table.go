@@ -126,7 +126,6 @@ func ordered(m Method) Method {
 	return m
 }
 
-// quick marks m as a method that answers from memory at once.
 func quick(m Method) Method {
 	m.quick = true
 	return m

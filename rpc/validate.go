@@ -29,9 +29,9 @@ func badInput(code int64, msg string) *wireError { return &wireError{e: newError
 // names it instead of closing the connection.
 func (s *Stream) check(body []byte) error {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		// Invalid JSON fails as a *json.SyntaxError; valid JSON that is not
-		// an object, as another error.
+		// an object, as another error (null, as none).
 		if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
 			msg := fmt.Sprintf("parse error at byte %d: %v", se.Offset, err)
 			if s.framing == FramingLine && strings.Contains(err.Error(), "unexpected end of JSON input") {
@@ -48,9 +48,6 @@ func (s *Stream) check(body []byte) error {
 			return badInput(CodeInvalidRequest, fmt.Sprintf("batch requests are not supported: send each of the %d requests as a message of its own", len(batch)))
 		}
 		return badInput(CodeInvalidRequest, "invalid request: a message must be a JSON object, got "+jsonKind(body))
-	}
-	if m == nil {
-		return badInput(CodeInvalidRequest, "invalid request: a message must be a JSON object, got null")
 	}
 
 	rawID, hasID := m["id"]

@@ -1,9 +1,8 @@
 package rpc
 
-// Logging the verdicts the server gives, so that "why was this session
-// refused?" is answered by the log at info: a line per holder with session,
-// pid, verdict and reason. Bounded: a session may have 100,000 holders and
-// one change may name thousands of sessions.
+// Logging the verdicts the server gives, so that the log at info answers "why
+// was this session refused?"; bounded, since a session may have 100,000
+// holders and one change may name thousands of sessions.
 
 import (
 	"fmt"
@@ -19,7 +18,6 @@ const (
 	maxLoggedSessions = 20 // the sessions of one change with lines; the rest get one line
 )
 
-// logVerdicts logs s's verdicts under msg.
 func logVerdicts(log *slog.Logger, msg string, s sessionlocks.Session) {
 	if len(s.Holders) == 0 {
 		log.Info(msg, "session", s.ID, "state", s.State)

@@ -1,8 +1,7 @@
 package watch
 
-// Notify mode's watches: fsnotify on the state dir and on every session
-// dir; the check that the state dir is still the directory watched; and
-// the fall back to poll mode when a watch cannot be added.
+// Notify mode's watches: fsnotify on the state dir and every session dir,
+// the check that the state dir is still the one watched, and the fall back.
 
 import (
 	"errors"
@@ -42,7 +41,7 @@ func startDirs(w *Watcher) (*dirs, error) {
 		read:    make(chan struct{}),
 		watched: map[string]bool{},
 	}
-	d.pending = newPending(d.dir)
+	d.pending = &pending{dir: d.dir, wake: make(chan struct{}, 1), ids: map[string]bool{}}
 	d.add = func(path string) error { return fsw.AddWith(path, fsnotify.WithBufferSize(windowsBuffer)) }
 	if w.testHookAdd != nil {
 		d.add = w.testHookAdd
@@ -59,7 +58,6 @@ func (d *dirs) close() {
 	<-d.read
 }
 
-// count is the number of directories watched.
 func (d *dirs) count() int {
 	n := len(d.watched)
 	if d.state != nil {
@@ -102,7 +100,9 @@ func (d *dirs) watchAll() error {
 func (d *dirs) watchState() error {
 	fi, ok := statDir(d.dir)
 	if d.state != nil && (!ok || !os.SameFile(d.state, fi)) {
-		d.unwatchAll()
+		for id := range d.watched {
+			d.unwatch(id)
+		}
 		d.fsw.Remove(d.dir) // the old directory's watch
 		d.state = nil
 	}
@@ -143,12 +143,6 @@ func (d *dirs) unwatch(id string) {
 	if d.watched[id] {
 		delete(d.watched, id)
 		d.fsw.Remove(filepath.Join(d.dir, id)) // fails if the kernel dropped it already
-	}
-}
-
-func (d *dirs) unwatchAll() {
-	for id := range d.watched {
-		d.unwatch(id)
 	}
 }
 

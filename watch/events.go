@@ -28,10 +28,6 @@ type pending struct {
 	events uint64          // events read
 }
 
-func newPending(dir string) *pending {
-	return &pending{dir: dir, wake: make(chan struct{}, 1), ids: map[string]bool{}}
-}
-
 // read drains fsw until it is closed.
 func (p *pending) read(fsw *fsnotify.Watcher, log *slog.Logger, hook func()) {
 	for {

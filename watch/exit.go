@@ -80,7 +80,6 @@ func (w *waits) end(pid int, x *wait) bool {
 	return true
 }
 
-// send sends pid's exit, unless the watcher is closed.
 func (w *waits) send(pid int) {
 	select {
 	case w.exits <- pid:
@@ -88,7 +87,6 @@ func (w *waits) send(pid int) {
 	}
 }
 
-// remove cancels the wait for pid, if any.
 func (w *waits) remove(pid int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

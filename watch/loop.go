@@ -1,8 +1,7 @@
 package watch
 
-// The loop: the state of one Run, and the select that gathers file events,
-// process exits, settle ends and ticks into dirty sessions, flushed after
-// the debounce.
+// The loop: the state of one Run, and the select that turns file events,
+// exits, settle ends and ticks into dirty sessions, flushed after a debounce.
 
 import (
 	"context"
@@ -135,7 +134,6 @@ func (l *loop) run(ctx context.Context) error {
 	}
 }
 
-// tickEvery is the tick's period in the mode in force.
 func (l *loop) tickEvery() time.Duration {
 	if l.mode == ModePoll {
 		return l.w.interval
@@ -214,7 +212,6 @@ func (l *loop) holdOff(now time.Time) time.Duration {
 	return min(debounce-quiet, left)
 }
 
-// publish copies the loop's state into Stats.
 func (l *loop) publish() {
 	dirs := 0
 	if l.files != nil {

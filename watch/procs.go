@@ -1,8 +1,7 @@
 package watch
 
-// Processes and settle windows: the exits of the processes a session's
-// holders name (awaited, or polled), and the end of each starting holder's
-// settle window, make the session dirty.
+// Processes and settle windows: a holder's process exiting (awaited, or
+// polled) or its settle window ending makes its session dirty.
 
 import (
 	"errors"
@@ -63,7 +62,11 @@ func (l *loop) watchProcs() {
 	for pid, p := range l.procs {
 		// A process examined neither time (zero starts) is the same polled one.
 		if n := named[pid]; n == nil || !p.start.Equal(n.start) && !sessionlocks.SameStart(p.start, n.start) {
-			l.dropProc(pid) // gone from the listings, or the pid names another process now
+			// Gone from the listings, or the pid names another process now.
+			if !p.polled {
+				l.ex.remove(pid)
+			}
+			delete(l.procs, pid)
 		}
 	}
 	for pid, n := range named {
@@ -78,30 +81,19 @@ func (l *loop) watchProcs() {
 
 // await starts awaiting p's exit, or polls it where that cannot be done.
 func (l *loop) await(pid int, p *proc) {
-	if p.start.IsZero() {
-		// No handle can be tied to the process the lock named.
-		p.polled = true
-		return
+	err := errUnsupported // a zero start: no handle can be tied to the process the lock named
+	if !p.start.IsZero() {
+		err = l.ex.add(pid, p.start)
 	}
-	switch err := l.ex.add(pid, p.start); {
+	switch {
 	case err == nil:
+		return
 	case errors.Is(err, errExited):
-		// Gone (or replaced) since the listing: list its sessions again.
-		p.polled = true
-		l.markProcDirty(p)
-	default:
-		if !errors.Is(err, errUnsupported) {
-			l.w.log.Debug("cannot await a process's exit; polling it", "pid", pid, "err", err)
-		}
-		p.polled = true
+		l.markProcDirty(p) // gone (or replaced) since the listing: list its sessions again
+	case !errors.Is(err, errUnsupported):
+		l.w.log.Debug("cannot await a process's exit; polling it", "pid", pid, "err", err)
 	}
-}
-
-func (l *loop) dropProc(pid int) {
-	if p := l.procs[pid]; p != nil && !p.polled {
-		l.ex.remove(pid)
-	}
-	delete(l.procs, pid)
+	p.polled = true
 }
 
 // markProcDirty makes the sessions whose listing p's exit can change dirty.

@@ -1,8 +1,7 @@
 package watch
 
-// Flushing: the dirty sessions (every session after a rescan was asked for)
-// invalidated in the engine, listed again, compared with what was last
-// pushed, and what differs pushed as one Change.
+// Flushing: the dirty sessions (or every one) listed afresh, and what differs
+// from the last push pushed as one Change.
 
 import (
 	"context"

@@ -1,17 +1,13 @@
 // Package watch pushes the changes of the Copilot CLI's sessions: file
-// events in the state directory, holder processes' exits and the ends of
-// settle windows mark sessions dirty; after a short debounce the dirty
-// sessions are invalidated in the engine, listed again, compared with what
-// was last pushed, and what differs is pushed as one Change. A missed event
-// only delays a push: the engine checks every session against the disk.
-//
-// Notify mode learns of file changes from fsnotify on the state dir and on
-// every session dir; poll mode lists every session each interval. Holder
-// exits are events in both: a pidfd (Linux), kqueue (macOS), a process
-// handle (Windows), a once-a-second look elsewhere.
+// events (fsnotify in notify mode; a listing each interval in poll mode),
+// holder processes' exits and the ends of settle windows mark sessions
+// dirty; after a short debounce they are listed again, and what differs from
+// the last push is pushed as one Change. A missed event only delays a push:
+// the engine checks every session against the disk.
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,12 +118,6 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 	if opts.PollInterval < 0 {
 		return nil, fmt.Errorf("watch: negative poll interval %v", opts.PollInterval)
 	}
-	if opts.PollInterval == 0 {
-		opts.PollInterval = DefaultPollInterval
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
 	st := e.Status()
 	if mode == ModeAuto {
 		mode = autoMode(runtime.GOOS)
@@ -144,8 +134,8 @@ func New(e *sessionlocks.Engine, opts Options) (*Watcher, error) {
 		settle:         st.Settle,
 		mode:           mode,
 		note:           note,
-		interval:       opts.PollInterval,
-		log:            opts.Logger.With("component", "watch"),
+		interval:       cmp.Or(opts.PollInterval, DefaultPollInterval),
+		log:            cmp.Or(opts.Logger, slog.Default()).With("component", "watch"),
 		started:        make(chan struct{}),
 		newExitWatcher: newExitWatcher,
 	}

@@ -12,19 +12,14 @@ import (
 )
 
 func runSchema(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks schema", `usage: sessionlocks schema [--json-schema]
+	fs := newFlags("sessionlocks schema", `usage: sessionlocks schema
 
 Prints the OpenRPC document that rpc.discover returns: every method, its params,
 result and errors, and the sessionsChanged notification.`)
-	jsonSchema := fs.Bool("json-schema", false, "print the JSON Schema of the wire types instead of the OpenRPC document")
 	if code, done := parseNoArgs(fs, args, stdout, stderr); done {
 		return code
 	}
-	doc := schema.OpenRPC
-	if *jsonSchema {
-		doc = schema.JSONSchema
-	}
-	if _, err := stdout.Write(doc); err != nil {
+	if _, err := stdout.Write(schema.OpenRPC); err != nil {
 		say(stderr, "sessionlocks schema: %v", err)
 		return 1
 	}

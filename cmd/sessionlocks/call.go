@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -80,7 +81,7 @@ methods:`)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serverEnd, clientEnd := rpc.Pipe()
+	serverEnd, clientEnd := net.Pipe() // in memory: server and client in this process
 	served := make(chan error, 1)
 	go func() {
 		served <- rpc.NewServer(rpc.Options{Engine: engine, Logger: log}).Serve(ctx, serverEnd)

@@ -1,10 +1,8 @@
 package main
 
-// `repl --demo`: a throwaway state dir with one session of every verdict,
-// made of real things: a real process holding a real flock, a real
-// SIGKILLed one, a lock naming a live process that is not the one that
-// wrote it. The process that plays the CLI is this binary's `_fakecli`, run
-// from where npm puts the real CLI, so that it is recognised as the CLI.
+// `repl --demo`: a throwaway state dir with one session of every verdict, made
+// of real processes, files and flocks. The CLI is this binary's `_fakecli`,
+// run from where npm puts the real CLI, so that it is recognised as the CLI.
 
 import (
 	"errors"
@@ -18,14 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/copilot-ide/sessionlocks/internal/fakecli"
 	"github.com/copilot-ide/sessionlocks/internal/repl"
 	"github.com/copilot-ide/sessionlocks/sessionlocks"
 )
-
-func runFakeCLI(args []string, stdout, stderr io.Writer) int {
-	return fakecli.Run(args, stdout, stderr)
-}
 
 type demo struct {
 	root, stateDir string
@@ -210,7 +203,6 @@ func (d *demo) startHolder(id string) (*exec.Cmd, int, error) {
 	return cmd, pid, nil
 }
 
-// cleanup ends the holders and removes everything the demo made.
 func (d *demo) cleanup() {
 	for _, h := range d.holders {
 		h.Process.Kill()

@@ -1,9 +1,8 @@
 package main
 
-// `sessionlocks explain ID`: why one session is judged as it is, for the
-// person whose IDE keeps asking to force resume. Per holder the verdict,
-// the evidence, who started it and where it runs, the rule that decided
-// and what the user can do, from the judgement canResume answers from.
+// `sessionlocks explain ID`: for the person whose IDE keeps asking to force
+// resume, why one session is judged as it is (canResume's judgement), holder
+// by holder, and what they can do.
 
 import (
 	"cmp"
@@ -155,9 +154,9 @@ func holderAction(s sessionlocks.Session, h sessionlocks.Holder) string {
 		}
 		return fmt.Sprintf("Close this CLI where it runs: %s. Or %s", where(s, h), stop)
 	case h.Verdict == sessionlocks.Live && orphaned(h):
-		return fmt.Sprintf("Nobody is attached to this CLI: %s. If it is one you left running, end it yourself; sessionlocks will not, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(orDash(h.NoOwner), "."))
+		return fmt.Sprintf("Nobody is attached to this CLI: %s. If it is one you left running, end it yourself; sessionlocks will not, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(cmp.Or(h.NoOwner, "-"), "."))
 	case h.Verdict == sessionlocks.Live:
-		return fmt.Sprintf("Close this CLI where it runs: %s. sessionlocks will not stop it, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(orDash(h.NoOwner), "."))
+		return fmt.Sprintf("Close this CLI where it runs: %s. sessionlocks will not stop it, since it signals only a process proven to hold the session: %s.", where(s, h), strings.TrimSuffix(cmp.Or(h.NoOwner, "-"), "."))
 	}
 	return fmt.Sprintf("Nothing removes it by itself, since pid %d may still be using the session: if you know it is not a CLI using this session, `sessionlocks call forceResume %s` removes the lock.", h.PID, s.ID)
 }
@@ -215,7 +214,7 @@ func writeExplanation(w io.Writer, x explanation, s sessionlocks.Session, now ti
 		case h.Owner != nil:
 			row("owner", fmt.Sprintf("pid %d: %s", h.Owner.PID, h.Owner.Evidence))
 		case h.Verdict == sessionlocks.Live:
-			row("owner", "none proven: "+orDash(h.NoOwner))
+			row("owner", "none proven: "+cmp.Or(h.NoOwner, "-"))
 		}
 		if h.Verdict == sessionlocks.Live {
 			row("launcher", launcherText(h.Launcher))
@@ -258,11 +257,7 @@ func processText(h sessionlocks.Holder, now time.Time) string {
 	if !p.StartedAt.IsZero() {
 		out = fmt.Sprintf("started %s (%s)", stamp(p.StartedAt), ago(p.StartedAt, now))
 	}
-	cmd := clip(p.Command, 160)
-	if cmd == "" {
-		cmd = "command line unreadable"
-	}
-	return out + ": " + cmd
+	return out + ": " + cmp.Or(clip(p.Command, 160), "command line unreadable")
 }
 
 func stamp(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }

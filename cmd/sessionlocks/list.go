@@ -4,6 +4,7 @@ package main
 // and the text helpers explain shares.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,7 +116,7 @@ func writeTable(w io.Writer, dir string, sessions, shown []sessionlocks.Session,
 		pids, reasons := holderCells(s)
 		cells := []string{id, clip(s.Name, 40), state, pids, reasons, ago(s.UpdatedAt, now)}
 		for i, c := range cells {
-			cells[i] = escape.Text(orDash(c))
+			cells[i] = escape.Text(cmp.Or(c, "-"))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -181,13 +182,6 @@ func commonPrefix(a, b string) int {
 		i++
 	}
 	return i
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func plural(n int, one, many string) string {

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/copilot-ide/sessionlocks/internal/escape"
+	"github.com/copilot-ide/sessionlocks/internal/fakecli"
 )
 
 // A command is one subcommand, each in its own file.
@@ -31,9 +32,9 @@ var commands = map[string]command{
 	"explain":  {"say why one session is in use, stale or unknown, and what you can do", runExplain},
 	"call":     {"run one JSON-RPC request in-process and print the result", runCall},
 	"repl":     {"type JSON-RPC requests at a sessionlocks serve it starts (--demo for a sandbox)", runREPL},
-	"schema":   {"print the protocol's OpenRPC document (or its JSON Schema)", runSchema},
+	"schema":   {"print the protocol's OpenRPC document", runSchema},
 	"version":  {"print the version, Go version and platform", runVersion},
-	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", runFakeCLI},
+	"_fakecli": {"behave like a Copilot CLI holding a session (for the demo)", fakecli.Run},
 }
 
 func main() {
@@ -84,10 +85,9 @@ func newFlags(name, text string) *flag.FlagSet {
 }
 
 // parseFlags parses a command's arguments, flags anywhere among them (see
-// parseArgs), and says whether the command is done, with what exit code.
-// Help asked for (-h, --help) goes to stdout with 0; after a mistake the
-// error (escaped: it echoes what was typed) and the usage go to stderr
-// with 2.
+// parseArgs), and says whether the command is done, with what exit code:
+// help asked for goes to stdout with 0; a mistake (escaped: it echoes what
+// was typed) and the usage go to stderr with 2.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
 	fs.SetOutput(io.Discard) // the flag package would print the error raw
 	pos, err := parseArgs(fs, args)

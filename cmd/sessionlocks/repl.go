@@ -14,7 +14,7 @@ import (
 )
 
 func runREPL(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sessionlocks repl", `usage: sessionlocks repl [--state-dir DIR] [--demo] [--trace] [--no-color] [--log-level LEVEL] [--log-file FILE]
+	fs := newFlags("sessionlocks repl", `usage: sessionlocks repl [--state-dir DIR] [--demo] [--no-color] [--log-level LEVEL] [--log-file FILE]
 
 Starts "sessionlocks serve" and talks JSON-RPC to it over its stdin and stdout,
 as the IDE does. Type .help once it is running. When stdin is not a terminal,
@@ -24,7 +24,6 @@ The server's log lines are shown as "serve: ..." (--log-level info shows every
 verdict it gives and every lock it removes).`)
 	stateDir := fs.String("state-dir", "", stateDirHelp)
 	demo := fs.Bool("demo", false, "run on a throwaway state dir holding one session of each kind; removed on exit")
-	trace := fs.Bool("trace", false, "show raw frames from the first prompt on (.trace on)")
 	noColor := fs.Bool("no-color", false, "never colour output (NO_COLOR in the environment does the same)")
 	var lf logFlags
 	lf.register(fs, "warn")
@@ -73,7 +72,6 @@ verdict it gives and every lock it removes).`)
 		Err:         stderr,
 		Interactive: interactive,
 		Color:       interactive && !*noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
-		Trace:       *trace,
 		HistoryFile: history,
 		Banner:      banner,
 	})

@@ -17,7 +17,6 @@ func TestSchemaCommand(t *testing.T) {
 		key  string // a top-level member the document must have
 	}{
 		{nil, schema.OpenRPC, "openrpc"},
-		{[]string{"--json-schema"}, schema.JSONSchema, "$defs"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"schema"}, tc.args...), &stdout, &stderr); code != 0 {

@@ -168,9 +168,8 @@ const (
 )
 
 // open makes the logger: text to stderr or the --log-file, through a
-// dropwrite.Writer, so that a log whose reader stops reading (an IDE that
-// pipes our stderr and never reads it, a FIFO, a hung network file system,
-// a full disk) costs dropped lines, never an answer.
+// dropwrite.Writer, so that a log nobody reads (stderr piped and never read,
+// a FIFO, a hung network file system, a full disk) costs lines, never answers.
 func (f *logFlags) open(stderr io.Writer) (*slog.Logger, *dropwrite.Writer, error) {
 	lv, err := f.slogLevel()
 	if err != nil {

@@ -1,10 +1,7 @@
 // Package fakecli behaves like the Copilot CLI 1.0.102 where session locks are
 // concerned, so that the REPL's demo and the tests exercise real processes,
-// real files and real flocks. Open takes the session's operation lock, writes
-// inuse.<pid>.lock, about a millisecond later creates and flocks
-// inuse.<pid>.hold, and releases the operation lock; the .hold is held until
-// Close. Run is `sessionlocks _fakecli`, the demo's CLI; the behaviours only
-// tests play are internal/testbin/fakecopilot's.
+// files and flocks. Run is `sessionlocks _fakecli`, the demo's CLI; the
+// behaviours only tests play are internal/testbin/fakecopilot's.
 package fakecli
 
 import (
@@ -30,12 +27,9 @@ type Options struct {
 	NoOpLock          bool          // skip the session operation lock
 }
 
-// Run is the fake CLI's main: it returns the exit code.
-//
-// It prints "ready <pid>" on stdout once the session is open, so that a
-// parent knows when the locks are in place, then waits: until stdin closes
-// with --exit-on-eof, else until SIGTERM/SIGINT (removing its files either
-// way, as a clean exit does).
+// Run is the fake CLI's main. It prints "ready <pid>" once the session is
+// open, then waits for stdin to close (--exit-on-eof) or SIGTERM/SIGINT, and
+// removes its files as a clean exit does.
 func Run(args []string, stdout, stderr io.Writer) int {
 	var o Options
 	fs := Flags(&o)
@@ -112,7 +106,9 @@ type Session struct {
 	LockInfo           os.FileInfo
 }
 
-// Open opens a session as the CLI does.
+// Open opens a session as the CLI does: it takes the session's operation
+// lock, writes inuse.<pid>.lock, about a millisecond later creates and flocks
+// inuse.<pid>.hold (held until Close), and releases the operation lock.
 func Open(o Options) (*Session, error) {
 	dir := filepath.Join(o.StateDir, o.Session)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

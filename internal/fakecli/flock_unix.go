@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openHold opens (creating) the .hold.
 func openHold(path string) (*os.File, error) { return os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644) }
 
 func flockExclusive(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }

@@ -1,9 +1,7 @@
 package repl
 
-// What the server says besides the answers the REPL prints as they come:
-// the session ids and the token its answers named (for completion, $token
-// and $last), notifications, the answers to calls given up on, and the raw
-// frames .trace shows.
+// What the server says besides the answers printed as they come: the ids and
+// token its answers named, notifications, late answers and .trace's frames.
 
 import (
 	"cmp"
@@ -118,11 +116,9 @@ func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Erro
 	r.out.print(r.out.line(sgrNotice, fmt.Sprintf("the interrupted %s had already begun to act; it finished and did this:", method)) + r.out.json(result))
 }
 
-// onFrame sees each message on the wire, as sent: while tracing it shows
-// it framed (Content-Length: N, then the body). A notification it prints
-// with its params exactly as they came (jsonrpc2 would re-encode them,
-// sorting their keys), and keeps the known ids current. It runs on the
-// client's read loop.
+// onFrame sees each message on the wire, on the client's read loop: it
+// shows frames while tracing, and prints a notification's params exactly as
+// they came (jsonrpc2 would re-encode them, sorting their keys).
 func (r *repl) onFrame(in bool, body []byte) {
 	if r.trace.Load() {
 		arrow := "--> "

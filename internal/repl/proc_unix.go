@@ -14,12 +14,8 @@ import (
 // that Ctrl-C there interrupts the REPL's call instead of killing the server
 // (or the demo's fake CLI) under it, and the demo's CLI reads the same
 // wherever the REPL runs (no terminal). The REPL ends its children itself.
-func Isolate(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setsid = true
-}
+// It sets cmd.SysProcAttr, which the REPL's children leave unset.
+func Isolate(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} }
 
 // redrawLine makes liner redraw its prompt and the line being typed. liner
 // has no call for this (peterh/liner#46), but it redraws both on SIGWINCH,

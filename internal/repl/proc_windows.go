@@ -12,12 +12,10 @@ import (
 )
 
 // Isolate gives a child its own process group, so that Ctrl-C at the console
-// interrupts the REPL's call instead of killing the server under it.
+// interrupts the REPL's call instead of killing the server under it. It sets
+// cmd.SysProcAttr, which the REPL's children leave unset.
 func Isolate(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
 }
 
 var procWriteConsoleInputW = windows.NewLazySystemDLL("kernel32.dll").NewProc("WriteConsoleInputW")

@@ -36,8 +36,6 @@ type Options struct {
 	Interactive bool
 	// Color paints JSON and errors; the caller decides (terminal, NO_COLOR).
 	Color bool
-	// Trace starts with raw frames shown.
-	Trace bool
 	// HistoryFile is where interactive input is kept between runs; "" keeps none.
 	HistoryFile string
 	// Banner is printed once connected (the demo says what it set up).
@@ -99,7 +97,7 @@ func Run(ctx context.Context, o Options) int {
 	defer signal.Stop(r.sigint)
 
 	// The sessions, before the first prompt: their ids complete, and the
-	// state dir is shown. Traced only from here: it would bury the prompt.
+	// state dir is shown.
 	var res json.RawMessage
 	if err := r.srv.rpc.Call(ctx, "listSessions", nil, &res); err == nil {
 		r.answers.learn(res, false)
@@ -107,7 +105,6 @@ func Run(ctx context.Context, o Options) int {
 		warn(o.Err, "sessionlocks repl:", err)
 		return 1
 	}
-	r.trace.Store(o.Trace)
 	for l := range strings.Lines(o.Banner) {
 		r.out.print(r.out.line("", strings.TrimSuffix(l, "\n")))
 	}
@@ -164,7 +161,6 @@ func (r *repl) handleInterrupts() <-chan struct{} {
 	return quit
 }
 
-// fail prints an error line and remembers that something failed.
 func (r *repl) fail(msg string) {
 	r.failed.Store(true)
 	r.out.print(r.out.line(sgrError, msg))

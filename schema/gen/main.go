@@ -1,13 +1,9 @@
-// Command gen writes the protocol's machine-readable description into
-// schema/: openrpc.json, an OpenRPC 1.3 document assembled from the rpc
-// package's method, notification and error tables, and
-// sessionlocks.schema.json, a JSON Schema of every wire type. The schemas are
-// reflected from the Go types with github.com/invopop/jsonschema, and their
-// descriptions are the types' doc comments, read from rpc's source here, at
-// generate time, so that the binary never needs its own source.
-//
-// Run it from the module root: `go run ./schema/gen` (make schema does). A
-// test fails when the committed files are not what it writes.
+// Command gen writes schema/openrpc.json (OpenRPC 1.3, from rpc's method,
+// notification and error tables) and schema/sessionlocks.schema.json (every
+// wire type, reflected with invopop/jsonschema; descriptions are rpc's doc
+// comments, read here so that the binary never needs its own source). Run it
+// from the module root (make schema); a test fails when the committed files
+// are not what it writes.
 package main
 
 import (
@@ -18,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -208,10 +205,6 @@ func descriptors(s *jsonschema.Schema) []contentDescriptor {
 	if s.Properties == nil {
 		return ds
 	}
-	required := map[string]bool{}
-	for _, r := range s.Required {
-		required[r] = true
-	}
 	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
 		// The description moves to the descriptor rather than appear twice.
 		schema := *p.Value
@@ -219,7 +212,7 @@ func descriptors(s *jsonschema.Schema) []contentDescriptor {
 		ds = append(ds, contentDescriptor{
 			Name:        p.Key,
 			Description: p.Value.Description,
-			Required:    required[p.Key],
+			Required:    slices.Contains(s.Required, p.Key),
 			Schema:      &schema,
 		})
 	}

@@ -137,10 +137,7 @@ func isLeader(pid int) (bool, error) {
 		return false, err
 	}
 	tgid, err := statusTgid(pid)
-	if err != nil {
-		return false, err
-	}
-	return tgid == pid, nil
+	return err == nil && tgid == pid, err
 }
 
 // statusTgid reads the Tgid line of /proc/<pid>/status.

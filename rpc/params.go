@@ -8,6 +8,7 @@ package rpc
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -102,20 +103,14 @@ func unknownMember(name string, known []string) error {
 
 // want names the JSON a Go type takes, for an error message.
 func want(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer:
+	if t.Kind() == reflect.Pointer {
 		return want(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return "an integer"
-	case reflect.Slice:
-		return "an array"
 	}
-	return "an object"
+	return cmp.Or(wants[t.Kind()], "an object")
 }
+
+var wants = map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Slice: "an array",
+	reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Int32: "an integer"}
 
 // describe names a JSON value for an error message, with the value itself when short.
 func describe(raw []byte) string {

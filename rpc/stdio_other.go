@@ -6,6 +6,5 @@ package rpc
 
 import "os"
 
-// takeStdout keeps os.Stdout for the protocol; Stdio points os.Stdout at
-// standard error. The descriptor itself cannot be moved here.
+// takeStdout keeps os.Stdout for the protocol; Stdio points os.Stdout at stderr.
 func takeStdout() (*os.File, error) { return os.Stdout, nil }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,15 +179,10 @@ func terminalOf(pid int) (string, bool) {
 // isLoader reports whether argv is the CLI's own launcher of its native
 // binary: npm's `node …/@github/copilot/npm-loader.js`, or copilot.cmd.
 func isLoader(argv []string) bool {
-	if len(argv) == 0 {
-		return false
-	}
-	for _, a := range argv[1:] {
-		if s := slash(a); strings.HasSuffix(s, "/@github/copilot/npm-loader.js") || strings.HasSuffix(strings.ToLower(s), "/copilot.cmd") {
-			return true
-		}
-	}
-	return false
+	return len(argv) > 0 && slices.ContainsFunc(argv[1:], func(a string) bool {
+		s := slash(a)
+		return strings.HasSuffix(s, "/@github/copilot/npm-loader.js") || strings.HasSuffix(strings.ToLower(s), "/copilot.cmd")
+	})
 }
 
 // isServiceManager reports whether argv is a per-user service manager that

@@ -6,6 +6,8 @@ package sessionlocks
 // Invalidate drops both for a session.
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,11 +81,7 @@ func (c *caches) keepVerdict(k probeKey, h Holder, gen uint64) {
 	c.probes[k] = probeEntry{h: h, expires: now.Add(c.ttl)}
 	if c.puts++; c.puts >= 1024 && c.puts >= len(c.probes) {
 		c.puts = 0
-		for k, e := range c.probes {
-			if !now.Before(e.expires) {
-				delete(c.probes, k)
-			}
-		}
+		maps.DeleteFunc(c.probes, func(_ probeKey, e probeEntry) bool { return !now.Before(e.expires) })
 	}
 }
 
@@ -108,9 +106,7 @@ func (c *caches) drop(ids ...string) {
 	c.gen++
 	if len(ids) == 0 {
 		c.probes = map[probeKey]probeEntry{}
-		for id := range c.snaps {
-			ids = append(ids, id)
-		}
+		ids = slices.Collect(maps.Keys(c.snaps))
 	}
 	gone := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -120,22 +116,14 @@ func (c *caches) drop(ids ...string) {
 			c.snaps[id] = &dirSnapshot{meta: s.meta}
 		}
 	}
-	for k := range c.probes {
-		if gone[k.session] {
-			delete(c.probes, k)
-		}
-	}
+	maps.DeleteFunc(c.probes, func(k probeKey, _ probeEntry) bool { return gone[k.session] })
 }
 
 // prune forgets the snapshots of sessions a full listing did not find.
 func (c *caches) prune(found map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id := range c.snaps {
-		if !found[id] {
-			delete(c.snaps, id)
-		}
-	}
+	maps.DeleteFunc(c.snaps, func(id string, _ *dirSnapshot) bool { return !found[id] })
 }
 
 func (c *caches) stats() CacheStats {

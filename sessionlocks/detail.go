@@ -4,6 +4,7 @@ package sessionlocks
 // rules read (rules.go) and the reason they gave, apart from deciding.
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"runtime"
@@ -229,19 +230,9 @@ func pidNow(pid int, p procInfo) string {
 	return ""
 }
 
-func kindOf(id fileID) string {
-	switch fs.FileMode(id.mode) {
-	case fs.ModeSymlink:
-		return "symbolic link"
-	case fs.ModeNamedPipe:
-		return "FIFO"
-	case fs.ModeDir:
-		return "directory"
-	case fs.ModeSocket:
-		return "socket"
-	}
-	return "device or special file"
-}
+var kinds = map[fs.FileMode]string{fs.ModeSymlink: "symbolic link", fs.ModeNamedPipe: "FIFO", fs.ModeDir: "directory", fs.ModeSocket: "socket"}
+
+func kindOf(id fileID) string { return cmp.Or(kinds[fs.FileMode(id.mode)], "device or special file") }
 
 // clip shortens s to at most n bytes, never inside a UTF-8 sequence.
 func clip(s string, n int) string {

@@ -3,6 +3,7 @@ package sessionlocks
 // The Engine: its options, construction, and the facts status reports.
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -87,9 +88,7 @@ func New(opts Options) *Engine {
 	case opts.CacheTTL < 0:
 		opts.CacheTTL = 0
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

@@ -57,12 +57,7 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Session, error) 
 	}
 	if all {
 		e.caches.prune(seen)
-		slices.SortFunc(res, func(a, b Session) int {
-			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.ID, b.ID)
-		})
+		slices.SortFunc(res, func(a, b Session) int { return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.ID, b.ID)) })
 	}
 	return res, nil
 }

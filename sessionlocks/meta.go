@@ -120,12 +120,7 @@ func (m *metadata) field(key string) *string {
 }
 
 func flatKey(k []byte) bool {
-	for _, c := range k {
-		if (c < 'a' || c > 'z') && c != '_' {
-			return false
-		}
-	}
-	return len(k) > 0
+	return len(k) > 0 && !bytes.ContainsFunc(k, func(c rune) bool { return (c < 'a' || c > 'z') && c != '_' })
 }
 
 // flatValue is a scalar as YAML reads it into a string, if it is one of

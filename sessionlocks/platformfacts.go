@@ -18,11 +18,10 @@ func (e *Engine) platform() Platform {
 		p.FileSystem, p.Shared = e.fsType, isSharedFS(e.fsType)
 		return p
 	}
-	name, shared, err := fileSystemOf(e.dir)
-	if err != nil {
+	var err error
+	if p.FileSystem, p.Shared, err = fileSystemOf(e.dir); err != nil {
 		e.log.Debug("state dir file system unknown", "dir", e.dir, "err", err)
 	}
-	p.FileSystem, p.Shared = name, shared
 	return p
 }
 
@@ -48,10 +47,7 @@ var sharedFS = map[string]bool{
 // isSharedFS reports whether a file-system type name is one other machines
 // may write; FUSE subtypes ("fuse.sshfs") count as FUSE.
 func isSharedFS(name string) bool {
-	name = strings.ToLower(name)
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		name = name[:i]
-	}
+	name, _, _ = strings.Cut(strings.ToLower(name), ".") // no key is "" or starts with "."
 	return sharedFS[name]
 }
 

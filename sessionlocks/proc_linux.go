@@ -137,10 +137,7 @@ func isLeader(pid int) (bool, error) {
 		return false, err
 	}
 	tgid, err := statusTgid(pid)
-	if err != nil {
-		return false, err
-	}
-	return tgid == pid, nil
+	return err == nil && tgid == pid, err
 }
 
 // statusTgid reads the Tgid line of /proc/<pid>/status.
@@ -318,10 +315,7 @@ func readBootTime() (time.Time, error) {
 
 // procExe is the path of pid's executable, or "" when it cannot be read.
 func procExe(pid int) string {
-	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err != nil {
-		return ""
-	}
+	p, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe") // "" on error
 	return p
 }
 
@@ -338,9 +332,6 @@ func procExeID(pid int) fileID {
 // procComm is the name of pid's main thread (/proc/<pid>/comm).
 func procComm(pid int) string {
 	var buf [64]byte
-	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/comm", buf[:], nil)
-	if err != nil {
-		return ""
-	}
+	n, _ := readSmall("/proc/"+strconv.Itoa(pid)+"/comm", buf[:], nil) // 0 on error
 	return strings.TrimSuffix(string(buf[:n]), "\n")
 }

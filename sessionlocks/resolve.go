@@ -37,12 +37,7 @@ func (e *Engine) Resolve(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var matches []string
-	for _, c := range ids {
-		if strings.HasPrefix(c, id) {
-			matches = append(matches, c)
-		}
-	}
+	matches := slices.DeleteFunc(ids, func(c string) bool { return !strings.HasPrefix(c, id) }) // ids is this call's own
 	switch len(matches) {
 	case 0:
 		return "", &NotFoundError{ID: id, Dir: e.dir}

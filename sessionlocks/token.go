@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,12 +43,7 @@ func Admits(token string, s Session) bool {
 		for _, e := range strings.Split(token[len("v1:"):], ",") {
 			named[e] = true
 		}
-		for _, e := range s.decided.nonStale {
-			if !named[e] {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(s.decided.nonStale, func(e string) bool { return !named[e] })
 	case strings.HasPrefix(token, "v1s:"):
 		// Named as a whole: only the very same set of holders.
 		return s.decided.token == token
@@ -82,13 +78,9 @@ func ValidToken(token string) bool {
 }
 
 func isBase64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool {
+		return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_')
+	})
 }
 
 // holderEntry names one holder by its session, pid and the identity of its

@@ -87,11 +87,9 @@ func (l *loop) close() {
 func (l *loop) run(ctx context.Context) error {
 	t0 := time.Now()
 	if l.mode == ModeNotify {
-		files, err := startDirs(l.w)
-		if err != nil {
+		var err error
+		if l.files, err = startDirs(l.w); err != nil { // nil files on error
 			l.fallBack(err)
-		} else {
-			l.files = files
 		}
 	}
 	l.rescan = true

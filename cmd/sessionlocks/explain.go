@@ -239,10 +239,7 @@ func launcherText(la *sessionlocks.Launcher) string {
 	if la == nil {
 		return "unknown: it had already been handed to another parent, or its parent could not be read"
 	}
-	state := "exited"
-	if la.Alive {
-		state = "still running"
-	}
+	state := map[bool]string{true: "still running", false: "exited"}[la.Alive]
 	return fmt.Sprintf("pid %d, %s: %s", la.PID, state, clip(la.Command, 80))
 }
 

@@ -37,11 +37,10 @@ by explain, call and the REPL: sessionlocks explain ID says why in full.`)
 		return code
 	}
 	e, err := cliEngine(*stateDir, stderr)
-	if err != nil {
-		say(stderr, "sessionlocks list: %v", err)
-		return 1
+	var sessions []sessionlocks.Session
+	if err == nil {
+		sessions, err = e.List(context.Background(), sessionlocks.ListOptions{})
 	}
-	sessions, err := e.List(context.Background(), sessionlocks.ListOptions{})
 	if err != nil {
 		say(stderr, "sessionlocks list: %v", err)
 		return 1

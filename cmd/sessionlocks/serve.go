@@ -69,11 +69,7 @@ Speaks JSON-RPC 2.0 on stdin/stdout, Content-Length framed or newline-delimited
 	opts := rpc.Options{Engine: engine, Logger: log, MaxMessageSize: *maxMsg, LogDropped: sink.Dropped}
 	if *trace {
 		opts.Trace = func(in bool, body []byte) {
-			dir := "send"
-			if in {
-				dir = "recv"
-			}
-			log.Info("trace", "dir", dir, "body", string(body))
+			log.Info("trace", "dir", map[bool]string{true: "recv", false: "send"}[in], "body", string(body))
 		}
 	}
 	if !*noWatch {
@@ -119,13 +115,11 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 }
 
 func (f *engineFlags) engine(log *slog.Logger) (*sessionlocks.Engine, error) {
-	dir := f.stateDir
+	dir, err := f.stateDir, error(nil)
 	if dir == "" {
-		d, err := sessionlocks.DefaultStateDir()
-		if err != nil {
+		if dir, err = sessionlocks.DefaultStateDir(); err != nil {
 			return nil, fmt.Errorf("finding the default state directory: %w (use --state-dir)", err)
 		}
-		dir = d
 	}
 	ttl := f.cacheTTL
 	if ttl == 0 {

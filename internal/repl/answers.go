@@ -121,10 +121,7 @@ func (r *repl) onLateAnswer(method string, result json.RawMessage, err *rpc.Erro
 // they came (jsonrpc2 would re-encode them, sorting their keys).
 func (r *repl) onFrame(in bool, body []byte) {
 	if r.trace.Load() {
-		arrow := "--> "
-		if in {
-			arrow = "<-- "
-		}
+		arrow := map[bool]string{true: "<-- ", false: "--> "}[in]
 		r.out.print(r.out.line(sgrDim, fmt.Sprintf("%sContent-Length: %d", arrow, len(body))) + r.out.line(sgrDim, arrow+string(escape.JSON(body))))
 	}
 	var msg struct {

@@ -71,11 +71,7 @@ func (r *repl) toggle(name string, flag *atomic.Bool, args []string) {
 		r.fail("error: usage: ." + name + " on|off")
 		return
 	}
-	state := "off"
-	if flag.Load() {
-		state = "on"
-	}
-	r.out.print(name + " " + state + "\n")
+	r.out.print(name + " " + map[bool]string{true: "on", false: "off"}[flag.Load()] + "\n")
 }
 
 // wait returns once a notification has arrived since the last request was

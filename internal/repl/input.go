@@ -86,12 +86,7 @@ func (r *repl) echo(lines []string) {
 
 // promptFor is the prompt for a line, or for one more of an input whose
 // JSON braces are still open.
-func promptFor(more bool) string {
-	if more {
-		return continuePrompt
-	}
-	return prompt
-}
+func promptFor(more bool) string { return map[bool]string{false: prompt, true: continuePrompt}[more] }
 
 func (r *repl) terminalLine(more bool) (string, error) {
 	r.out.setPrompting(true)

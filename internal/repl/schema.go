@@ -6,6 +6,7 @@ package repl
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -94,12 +95,15 @@ var protocolCatalog = sync.OnceValue(func() *catalog {
 })
 
 func (c *catalog) method(name string) *method {
-	for _, m := range c.Methods {
-		if m.Name == name {
-			return m
-		}
+	return first(c.Methods, func(m *method) bool { return m.Name == name })
+}
+
+// first is the first of xs that f accepts, or the zero value.
+func first[T any](xs []T, f func(T) bool) (zero T) {
+	if i := slices.IndexFunc(xs, f); i >= 0 {
+		return xs[i]
 	}
-	return nil
+	return zero
 }
 
 // names lists what the REPL can send, sorted: methods, and the
@@ -150,26 +154,13 @@ func (c *catalog) typeName(s *schema) string {
 }
 
 func (m *method) param(name string) *param {
-	for _, p := range m.Params {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
+	return first(m.Params, func(p *param) bool { return p.Name == name })
 }
 
 // positional is the parameter a bare argument fills: the first required one,
 // else the first.
 func (m *method) positional() *param {
-	for _, p := range m.Params {
-		if p.Required {
-			return p
-		}
-	}
-	if len(m.Params) > 0 {
-		return m.Params[0]
-	}
-	return nil
+	return cmp.Or(first(m.Params, func(p *param) bool { return p.Required }), first(m.Params, func(*param) bool { return true }))
 }
 
 // signature is "name {param, optional?}".

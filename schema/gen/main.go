@@ -125,9 +125,7 @@ func addMethods(doc *openRPC, defs jsonschema.Definitions, comments map[string]s
 			if err != nil {
 				return fmt.Errorf("method %s: %w", m.Name, err)
 			}
-			result.Name = name
-			result.Schema = ref(name)
-			result.Description = defs[name].Description
+			result = contentDescriptor{Name: name, Schema: ref(name), Description: defs[name].Description}
 		}
 		om.Result = &result
 		for _, e := range m.Errors {

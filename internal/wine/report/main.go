@@ -80,11 +80,8 @@ func report(r io.Reader, w io.Writer) (failed bool) {
 			fmt.Fprintf(w, "FAIL\t%s: no result (the test binary crashed or was killed)\n%s", p, tail(output[key{p, ""}], 60))
 		}
 	}
-	if fail > 0 {
-		failed = true
-	}
 	fmt.Fprintf(w, "test-windows: %d passed, %d failed, %d skipped\n", pass, fail, skip)
-	return failed
+	return failed || fail > 0
 }
 
 // reason is what a skipped test printed, without the test framework's own lines.

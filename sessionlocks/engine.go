@@ -55,7 +55,8 @@ type Engine struct {
 	nsIdx       nsIndexCache
 	skew        skewCache
 	launchers   launchers
-	unrecovered sync.Map // sessions recovery left set-aside files in (session.go)
+	unrecovered sync.Map      // sessions recovery left set-aside files in (session.go)
+	listing     chan struct{} // one listing of every session at a time (list.go)
 
 	// Test hooks: beforeSignal runs after an owner was proven and before it
 	// is signalled; beforeOpLock before a mutation takes the operation
@@ -107,6 +108,7 @@ func New(opts Options) *Engine {
 		now:      opts.Now,
 		caches:   newCaches(opts.CacheTTL, opts.Now),
 		locks:    keymutex.New(),
+		listing:  make(chan struct{}, 1),
 	}
 }
 

@@ -29,6 +29,14 @@ type ListOptions struct {
 func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Session, error) {
 	ids, all := opts.IDs, opts.IDs == nil
 	if all {
+		// One at a time: a second listing (the watcher's first beside the
+		// IDE's) reads what the first cached instead of doing its work twice.
+		select {
+		case e.listing <- struct{}{}:
+			defer func() { <-e.listing }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		var err error
 		if ids, err = e.sessionIDs(); err != nil {
 			return nil, err

@@ -281,6 +281,31 @@ func TestInvalidate(t *testing.T) {
 	}
 }
 
+// TestRenamedIntoPlaceMetadataIsRead: the CLI renames workspace.yaml into
+// place, which changes its directory; the stat of the directory that
+// validates a snapshot sees it, with no event and no invalidation.
+func TestRenamedIntoPlaceMetadataIsRead(t *testing.T) {
+	ctx := context.Background()
+	sd := t.TempDir()
+	dir := newSession(t, sd, "s")
+	old := time.Now().Add(-time.Minute)
+	touch(t, dir, old) // past the clock's granularity: the snapshot is trusted
+	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet, CacheTTL: time.Hour})
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Session s" {
+		t.Fatalf("name %q", ss[0].Name)
+	}
+	tmp := filepath.Join(dir, "workspace.yaml.tmp")
+	if err := os.WriteFile(tmp, []byte("name: Renamed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "workspace.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if ss, _ := e.List(ctx, ListOptions{}); ss[0].Name != "Renamed" {
+		t.Fatalf("a workspace.yaml renamed into place was not read: %q", ss[0].Name)
+	}
+}
+
 func TestMetadataCaughtMidRewriteIsKept(t *testing.T) {
 	ctx := context.Background()
 	sd := t.TempDir()

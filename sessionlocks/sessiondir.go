@@ -2,8 +2,7 @@ package sessionlocks
 
 // Reading one session directory: its inuse.* files, the files a removal set
 // aside, workspace.yaml's metadata and where the session was written, kept
-// as a snapshot valid while a stat shows the directory and workspace.yaml
-// unchanged.
+// as a snapshot valid while a stat shows the directory unchanged.
 
 import (
 	"errors"
@@ -51,12 +50,15 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 	now := e.now()
 	s := &dirSnapshot{dir: id, readAt: now}
 	if prev != nil && unchanged(prev.dir, id, prev.readAt) {
-		s.files, s.aside = prev.files, prev.aside
-		s.readAt = prev.readAt
+		// The CLI renames workspace.yaml into place, which changes the
+		// directory: one stat validates the whole snapshot.
+		s.files, s.aside, s.readAt = prev.files, prev.aside, prev.readAt
+		s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
 	} else if err := s.readNames(dir); err != nil {
 		return nil, err
+	} else {
+		e.readMeta(dir, s, prev, now)
 	}
-	e.readMeta(dir, s, prev, now)
 	if len(s.files) > 0 {
 		s.writtenOn = readWrittenOn(dir, s.meta.CWD, runtime.GOOS, prev)
 	}
@@ -88,16 +90,17 @@ func (s *dirSnapshot) readNames(dir string) error {
 // readMeta reads workspace.yaml unless it is the file prev parsed.
 func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 	path := filepath.Join(dir, "workspace.yaml")
-	id, err := lstatID(path)
-	if prev != nil && err == nil && unchanged(prev.metaID, id, prev.metaAt) {
-		s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
-		return
+	if prev != nil {
+		if id, err := lstatID(path); err == nil && unchanged(prev.metaID, id, prev.metaAt) {
+			s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
+			return
+		}
 	}
 	s.metaAt = now
+	b, id, err := readRegular(path, maxWorkspaceYAML)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	b, id, err := readRegular(path, maxWorkspaceYAML)
 	m := metadata{}
 	if err == nil {
 		m, err = parseMetadata(b)

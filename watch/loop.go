@@ -42,11 +42,11 @@ type loop struct {
 }
 
 // pollShare: poll mode lists no more often than every pollShare times what
-// a listing takes (0.5% of the time), for a laptop's battery, yet at least
+// a listing takes (1% of the time), for a laptop's battery, yet at least
 // every maxPollGap, so that a change shows within seconds however slow the
 // disk; exits are still pushed at once.
 const (
-	pollShare  = 200
+	pollShare  = 100
 	maxPollGap = 3 * time.Second
 )
 

@@ -111,7 +111,7 @@ func whyPIDsProveNothing(f *facts) string {
 	case f.otherOS == "" && f.sharedFS == "" && !f.nestedNS:
 		return "nothing in the session says yet which system wrote it, and for its first moments a CLI in a VM or WSL sharing this directory looks exactly so"
 	case f.otherOS != "":
-		return "this session was written on " + f.otherOS + " (a VM or WSL sharing this directory), whose processes and locks this machine cannot see"
+		return "this session was written on " + f.otherOS + ", perhaps a VM or WSL sharing this directory, whose processes and locks this machine cannot see"
 	case f.sharedFS != "":
 		return "the state dir is on " + f.sharedFS + ", which other machines may share: a CLI on another machine would look the same"
 	}

@@ -86,6 +86,9 @@ func removeStale(h Holder, rm dirStat) error {
 // removeTaken removes the files of a holder the user decided to take over
 // (Force): its .lock, then its .hold, whoever holds its flock.
 func removeTaken(h Holder, rm dirStat) error {
+	if !h.lockID.exists() && !h.holdID.exists() {
+		return &FileError{Op: "remove", Path: h.LockFile, Err: errors.New("its files could not be examined, so nothing was removed")}
+	}
 	if err := removeLock(h, rm); err != nil {
 		return err
 	}

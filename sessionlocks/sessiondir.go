@@ -5,6 +5,7 @@ package sessionlocks
 // as a snapshot valid while a stat shows the directory unchanged.
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -15,13 +16,14 @@ import (
 
 // dirSnapshot is what one read of a session directory found.
 type dirSnapshot struct {
-	dir    fileID     // the directory, as it was before it was read
-	readAt time.Time  // when its names were read
-	files  []lockFile // its inuse.* files, sorted: a holder is a run of one pid
-	aside  bool       // a removal's set-aside file is there (see recover.go)
-	meta   metadata
-	metaID fileID    // workspace.yaml as parsed; zero when absent
-	metaAt time.Time // when it was read
+	dir     fileID     // the directory, as it was before it was read
+	readAt  time.Time  // when its names were read
+	files   []lockFile // its inuse.* files, sorted: a holder is a run of one pid
+	aside   bool       // a removal's set-aside file is there (see recover.go)
+	meta    metadata
+	metaID  fileID    // workspace.yaml as parsed; zero when absent
+	metaAt  time.Time // when it was read
+	metaErr error     // workspace.yaml is there but could not be read: read again next time
 	writtenOn
 }
 
@@ -54,6 +56,9 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 		// directory: one stat validates the whole snapshot.
 		s.files, s.aside, s.readAt = prev.files, prev.aside, prev.readAt
 		s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
+		if prev.metaErr != nil {
+			e.readMeta(dir, s, prev, now)
+		}
 	} else if err := s.readNames(dir); err != nil {
 		return nil, err
 	} else {
@@ -61,6 +66,10 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 	}
 	if len(s.files) > 0 {
 		s.writtenOn = readWrittenOn(dir, s.meta.CWD, runtime.GOOS, prev)
+		if s.metaErr != nil && s.meta.CWD == "" && s.otherOS == "" && s.seenOS != runtime.GOOS {
+			// Its working directory may have said another system wrote it.
+			s.otherOS = "a system it does not say (its workspace.yaml could not be read)"
+		}
 	}
 	return s, nil
 }
@@ -87,6 +96,9 @@ func (s *dirSnapshot) readNames(dir string) error {
 	return nil
 }
 
+// errEmpty is an empty workspace.yaml: one caught between truncation and write.
+var errEmpty = errors.New("empty")
+
 // readMeta reads workspace.yaml unless it is the file prev parsed.
 func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 	path := filepath.Join(dir, "workspace.yaml")
@@ -106,9 +118,8 @@ func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 		m, err = parseMetadata(b)
 	}
 	if err != nil || id.size == 0 {
-		if !errors.Is(err, fs.ErrNotExist) {
-			e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", err)
-		}
+		s.metaErr = cmp.Or(err, errEmpty)
+		e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", s.metaErr)
 		if prev != nil {
 			// Caught mid-rewrite: what it said before stands, and it is read again.
 			s.meta = prev.meta

@@ -28,6 +28,10 @@ type judgeOpts struct {
 // optsFor is the judgement of one session from where the engine runs.
 func (e *Engine) optsFor(s *dirSnapshot, p Platform) judgeOpts {
 	o := judgeOpts{began: e.now(), nestedNS: p.NestedPIDNamespace, otherOS: s.otherOS, unsure: s.unsure}
+	if o.otherOS == "" && s.seenOS != runtime.GOOS && (s.metaErr && s.meta.CWD == "" || s.unread) {
+		// What would say that another system wrote it could not be read.
+		o.otherOS = "a system it does not say (its workspace.yaml or events.jsonl could not be read)"
+	}
 	if p.Shared {
 		o.sharedFS = p.FileSystem
 	}

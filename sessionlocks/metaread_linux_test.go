@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,21 +38,38 @@ func init() {
 }
 
 func TestUnreadableMetadataIsUnknownAndReadAgain(t *testing.T) {
+	// Each file that may say another system wrote the session: a Windows
+	// working directory, or the macOS that events.jsonl names.
+	for _, c := range []struct{ leased, yaml, events string }{
+		{"workspace.yaml", "id: s\ncwd: C:\\Users\\dev\\proj\n", ""},
+		{"workspace.yaml", "id: s\ncwd: C:\\Users\\dev\\proj\n", `{"type":"session.start","data":{}}` + "\n"},
+		{"events.jsonl", "id: s\ncwd: /home/dev/proj\n", `{"type":"session.start","data":{}}` + "\n" +
+			`{"type":"system.message","data":{"content":"* Operating System: darwin\n"}}` + "\n"},
+	} {
+		t.Run(c.leased, func(t *testing.T) { unreadableIsUnknown(t, c.leased, c.yaml, c.events) })
+	}
+}
+
+func unreadableIsUnknown(t *testing.T, leased, yaml, events string) {
 	ctx := context.Background()
 	sd := t.TempDir()
-	dir := filepath.Join(sd, "win")
+	dir := filepath.Join(sd, "s")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	yaml := filepath.Join(dir, "workspace.yaml")
-	if err := os.WriteFile(yaml, []byte("id: win\ncwd: C:\\Users\\dev\\proj\nname: Windows session\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	old := time.Now().Add(-time.Minute)
+	for name, text := range map[string]string{"workspace.yaml": yaml, "events.jsonl": events} {
+		if text != "" {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			touch(t, filepath.Join(dir, name), old)
+		}
+	}
 	writeLock(t, dir, deadPID(t), old)
-	touch(t, yaml, old)
 	touch(t, dir, old) // past the racy window: the snapshot is reused
 	e := New(Options{StateDir: sd, Settle: settle, Logger: quiet, CacheTTL: -1})
+	var detail string
 	verdict := func() Verdict {
 		t.Helper()
 		ss, err := e.List(ctx, ListOptions{})
@@ -59,11 +77,12 @@ func TestUnreadableMetadataIsUnknownAndReadAgain(t *testing.T) {
 			t.Fatalf("list: %v %+v", err, ss)
 		}
 		h := ss[0].Holders[0]
-		t.Logf("cwd %q: %s/%s: %s", ss[0].CWD, h.Verdict, h.Reason, h.Detail)
+		t.Logf("%s/%s: %s", h.Verdict, h.Reason, h.Detail)
+		detail = h.Detail
 		return h.Verdict
 	}
 
-	cmd := helperCmd("lease", []string{"LEASE_PATH=" + yaml})
+	cmd := helperCmd("lease", []string{"LEASE_PATH=" + filepath.Join(dir, leased)})
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -75,14 +94,14 @@ func TestUnreadableMetadataIsUnknownAndReadAgain(t *testing.T) {
 		t.Skipf("no lease here: %q", line)
 	}
 	if v := verdict(); v != Unknown {
-		t.Errorf("with workspace.yaml unreadable, a Windows-written session's lock read %s", v)
+		t.Errorf("with %s unreadable, another system's session's lock read %s", leased, v)
 	}
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if v := verdict(); v != Unknown || e.caches.snapshot("win").meta.CWD == "" {
-		t.Errorf("workspace.yaml readable again, its directory untouched: the lock reads %s, and it was not read again", v)
+	if v := verdict(); v != Unknown || strings.Contains(detail, "could not be read") {
+		t.Errorf("%s readable again, its directory untouched: the lock reads %s, and it was not read again", leased, v)
 	}
 }
 

@@ -5,7 +5,6 @@ package sessionlocks
 // as a snapshot valid while a stat shows the directory unchanged.
 
 import (
-	"cmp"
 	"errors"
 	"io/fs"
 	"path/filepath"
@@ -23,7 +22,7 @@ type dirSnapshot struct {
 	meta    metadata
 	metaID  fileID    // workspace.yaml as parsed; zero when absent
 	metaAt  time.Time // when it was read
-	metaErr error     // workspace.yaml is there but could not be read: read again next time
+	metaErr bool      // workspace.yaml is there but could not be read: read again next time
 	writtenOn
 }
 
@@ -51,25 +50,20 @@ func (e *Engine) readSessionDir(dir string, prev *dirSnapshot) (*dirSnapshot, er
 	}
 	now := e.now()
 	s := &dirSnapshot{dir: id, readAt: now}
-	if prev != nil && unchanged(prev.dir, id, prev.readAt) {
+	reuse := prev != nil && unchanged(prev.dir, id, prev.readAt)
+	if reuse {
 		// The CLI renames workspace.yaml into place, which changes the
 		// directory: one stat validates the whole snapshot.
 		s.files, s.aside, s.readAt = prev.files, prev.aside, prev.readAt
 		s.meta, s.metaID, s.metaAt = prev.meta, prev.metaID, prev.metaAt
-		if prev.metaErr != nil {
-			e.readMeta(dir, s, prev, now)
-		}
 	} else if err := s.readNames(dir); err != nil {
 		return nil, err
-	} else {
+	}
+	if !reuse || prev.metaErr {
 		e.readMeta(dir, s, prev, now)
 	}
 	if len(s.files) > 0 {
 		s.writtenOn = readWrittenOn(dir, s.meta.CWD, runtime.GOOS, prev)
-		if s.metaErr != nil && s.meta.CWD == "" && s.otherOS == "" && s.seenOS != runtime.GOOS {
-			// Its working directory may have said another system wrote it.
-			s.otherOS = "a system it does not say (its workspace.yaml could not be read)"
-		}
 	}
 	return s, nil
 }
@@ -96,9 +90,6 @@ func (s *dirSnapshot) readNames(dir string) error {
 	return nil
 }
 
-// errEmpty is an empty workspace.yaml: one caught between truncation and write.
-var errEmpty = errors.New("empty")
-
 // readMeta reads workspace.yaml unless it is the file prev parsed.
 func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 	path := filepath.Join(dir, "workspace.yaml")
@@ -118,8 +109,8 @@ func (e *Engine) readMeta(dir string, s, prev *dirSnapshot, now time.Time) {
 		m, err = parseMetadata(b)
 	}
 	if err != nil || id.size == 0 {
-		s.metaErr = cmp.Or(err, errEmpty)
-		e.log.Debug("workspace.yaml unreadable", "dir", dir, "err", s.metaErr)
+		s.metaErr = true
+		e.log.Debug("workspace.yaml unreadable or empty", "dir", dir, "err", err)
 		if prev != nil {
 			// Caught mid-rewrite: what it said before stands, and it is read again.
 			s.meta = prev.meta

@@ -6,6 +6,9 @@ package sessionlocks
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -15,6 +18,7 @@ type writtenOn struct {
 	otherOS string // the other system, for a person ("linux", "Linux (WSL)"); "" when not known to differ
 	seenOS  string // the system events.jsonl names, "" until it does
 	events  fileID // events.jsonl when seenOS was read
+	unread  bool   // events.jsonl is there but could not be read
 	// unsure: on a macOS or Windows host, nothing says yet which system
 	// wrote the session (the CLI writes its files after its lock). Linux
 	// hosts see their guests' shares as shared file systems instead.
@@ -44,20 +48,25 @@ func readWrittenOn(dir, cwd, goos string, prev *dirSnapshot) (w writtenOn) {
 	}
 	path := filepath.Join(dir, "events.jsonl")
 	id, err := lstatID(path)
-	if err != nil || !isRegular(id) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return w
 	}
-	if prev != nil && prev.events.dev == id.dev && prev.events.ino == id.ino && (prev.seenOS != "" || prev.events.size == id.size) {
+	if prev != nil && err == nil && prev.events.dev == id.dev && prev.events.ino == id.ino && (prev.seenOS != "" || prev.events.size == id.size) {
 		return prev.writtenOn
 	}
-	w.events = id
-	f, _, err := openNoFollow(path)
+	f, _, err := openNoFollow(path) // not a regular file: an error
 	if err != nil {
+		w.unread = true
 		return w
 	}
 	defer f.Close()
 	b := make([]byte, min(id.size, maxEventsHead))
-	n, _ := f.Read(b)
+	n, err := io.ReadFull(f, b)
+	if err != nil && n == 0 && len(b) > 0 {
+		w.unread = true
+		return w
+	}
+	w.events = id
 	w.seenOS = osOfEvents(b[:n])
 	if w.seenOS != "" && w.seenOS != goos {
 		w.otherOS = w.seenOS

@@ -136,6 +136,35 @@ func TestAnswersAreValidUTF8(t *testing.T) {
 // that sends thousands and never reads the answers gets no goroutine for
 // each: past maxRunning of them the rest wait in the queue.
 func TestQuickRequestsAreBounded(t *testing.T) {
+	const n = 5000
+	extra := goroutinesForUnread(t, n, func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"status"}`+"\n", i)
+	})
+	if extra > maxRunning+50 {
+		t.Errorf("%d goroutines for %d unanswered status requests; want at most about %d", extra, n, maxRunning)
+	}
+}
+
+// TestCancelledQueuedRequestsAreBounded: a request cancelled while it waits
+// in the queue starts at once, as a quick one, to answer "cancelled"; its
+// answer then waits for a client that does not read. A client that sends
+// requests, cancels each and never reads must not grow the server's
+// goroutines (and so its memory) without bound.
+func TestCancelledQueuedRequestsAreBounded(t *testing.T) {
+	const n = 5000
+	extra := goroutinesForUnread(t, n, func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"listSessions"}`+"\n"+
+			`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":%d}}`+"\n", i, i)
+	})
+	if extra > 2*maxRunning+50 {
+		t.Errorf("%d goroutines for %d cancelled requests nobody reads the answers of; want at most about %d", extra, n, 2*maxRunning)
+	}
+}
+
+// goroutinesForUnread sends a server n messages (line(i) each) from a client
+// that never reads, and returns how many goroutines the server then has
+// beyond those before it started.
+func goroutinesForUnread(t *testing.T, n int, line func(i int) string) int {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe() // never read
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,16 +175,13 @@ func TestQuickRequestsAreBounded(t *testing.T) {
 		close(done)
 	}()
 	defer func() { cancel(); inW.Close(); outR.Close(); <-done }()
-	const n = 5000
 	for i := range n {
-		if _, err := fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"status"}`+"\n", i); err != nil {
+		if _, err := io.WriteString(inW, line(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Each line was read once the next one could be written; give the
 	// last one a moment to be dispatched.
 	time.Sleep(100 * time.Millisecond)
-	if extra := runtime.NumGoroutine() - before; extra > maxRunning+50 {
-		t.Errorf("%d goroutines for %d unanswered status requests; want at most about %d", extra, n, maxRunning)
-	}
+	return runtime.NumGoroutine() - before
 }

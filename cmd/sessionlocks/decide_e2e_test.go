@@ -26,6 +26,12 @@ import (
 // own, or given flags only tests use, the tests' build of it.
 func fakeHolder(t *testing.T, bin, state, id string, args ...string) int {
 	t.Helper()
+	return fakeHolderCmd(t, bin, state, id, args...).Process.Pid
+}
+
+// fakeHolderCmd is fakeHolder, giving its command.
+func fakeHolderCmd(t *testing.T, bin, state, id string, args ...string) *exec.Cmd {
+	t.Helper()
 	argv := []string{bin, "_fakecli"}
 	if len(args) > 0 {
 		cli, err := testbin.FakeCLI(t.TempDir())
@@ -44,7 +50,7 @@ func fakeHolder(t *testing.T, bin, state, id string, args ...string) int {
 	if n, err := out.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "ready") {
 		t.Fatalf("fake CLI: %q %v", buf[:n], err)
 	}
-	return cmd.Process.Pid
+	return cmd
 }
 
 func TestServeCancelledForceResume(t *testing.T) {

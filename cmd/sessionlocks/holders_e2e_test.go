@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -117,22 +116,6 @@ func TestRecoveryThroughTheBinary(t *testing.T) {
 }
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
-
-// fakeHolderCmd is fakeHolder, giving its command.
-func fakeHolderCmd(t *testing.T, bin, state, id string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(bin, "_fakecli", "--state-dir", state, "--session", id)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	buf := make([]byte, 64)
-	if n, err := out.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "ready") {
-		t.Fatalf("fake CLI: %q %v", buf[:n], err)
-	}
-	return cmd
-}
 
 // waitUntil polls cond for up to 10 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {

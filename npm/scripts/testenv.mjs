@@ -134,6 +134,17 @@ export function startFakeSession(stateDir, id, { ignoreTerm = false } = {}) {
   });
 }
 
+/** Stops pid and waits until it is stopped: SIGSTOP takes effect asynchronously, and a child still running for an
+ * instant could answer the call the test means to leave pending. */
+export async function stopProcess(pid) {
+  process.kill(pid, 'SIGSTOP');
+  for (let i = 0; i < 200; i++) {
+    if (execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim().startsWith('T')) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`pid ${pid} did not stop`);
+}
+
 /** Resolves with the first value of next() for which test() is true; rejects after ms with message. */
 export function waitFor(subscribe, test, ms, message) {
   return new Promise((resolve, reject) => {

@@ -27,6 +27,7 @@ import {
   projectDir,
   repoRoot,
   startFakeSession,
+  stopProcess,
   tmpdir,
   waitFor,
   writeSession,
@@ -383,7 +384,7 @@ describe('the child process', () => {
     let heard;
     c.onExit((info) => (heard = info));
     // Stopped, the child cannot answer before it dies: the call is surely pending.
-    process.kill(c.pid, 'SIGSTOP');
+    await stopProcess(c.pid);
     const pending = c.status();
     process.kill(c.pid, 'SIGKILL');
     await assert.rejects(pending, (err) => {

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hostBinary, startFakeSession, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
+import { hostBinary, startFakeSession, stopProcess, tmpdir, writeSession, writeStaleLock } from '../scripts/testenv.mjs';
 
 const require = createRequire(import.meta.url);
 const { SessionLocks, ErrorCodes } = require('../sessionlocks');
@@ -72,7 +72,7 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     const down = nextState(locks, (s) => s.state === 'exited');
     const running = nextState(locks, (s) => s.state === 'running');
     // Stopped, the child cannot answer before it dies: the call is surely pending.
-    process.kill(oldPid, 'SIGSTOP');
+    await stopProcess(oldPid);
     const pending = locks.status();
     process.kill(oldPid, 'SIGKILL');
     const exited = await down;
@@ -139,7 +139,7 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     const oldPid = locks.pid;
     const running = nextState(locks, (s) => s.state === 'running');
     // Stopped, the child reads nothing: every call is written to its stdin and pending when it dies.
-    process.kill(oldPid, 'SIGSTOP');
+    await stopProcess(oldPid);
     const status = locks.status();
     const list = locks.listSessions();
     const verdict = locks.canResume({ sessionId: a });
@@ -178,7 +178,7 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
       second = s.pid;
       process.kill(second, 'SIGSTOP');
     });
-    process.kill(locks.pid, 'SIGSTOP');
+    await stopProcess(locks.pid);
     const call = locks.status();
     process.kill(locks.pid, 'SIGKILL');
     await nextState(locks, (s) => s.state === 'running');
@@ -200,7 +200,7 @@ describe('restart', { skip: process.platform === 'win32' && 'kill -9 and SIGSTOP
     writeSession(stateDir, id);
     const stale = writeStaleLock(stateDir, id);
     const locks = await SessionLocks.spawn({ binary: hostBinary(), stateDir });
-    process.kill(locks.pid, 'SIGSTOP');
+    await stopProcess(locks.pid);
     // A request far larger than a pipe holds: its write cannot finish, and the next waits behind it.
     const filler = locks.request('someFutureMethod', { pad: 'x'.repeat(4 << 20) });
     const force = locks.forceResume({ sessionId: id });
